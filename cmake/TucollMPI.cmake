@@ -1,0 +1,24 @@
+# Finds MPI (C bindings only; tucoll's C++ code uses them) and works out how to launch jobs.
+#
+# Sets: MPI::MPI_C, TUCOLL_MPI_DEFINITIONS, TUCOLL_MPI_FLAVOR (openmpi | mpich | unknown),
+#       TUCOLL_MPIEXEC (launcher), TUCOLL_MPIEXEC_FLAGS (flags before the program, as a list).
+find_package(MPI REQUIRED COMPONENTS C)
+
+# Keep MPI's deprecated C++ bindings out of C++ translation units.
+set(TUCOLL_MPI_DEFINITIONS OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)
+
+set(TUCOLL_MPIEXEC "${MPIEXEC_EXECUTABLE}")
+execute_process(COMMAND ${TUCOLL_MPIEXEC} --version OUTPUT_VARIABLE _tucoll_mpiexec_version
+                ERROR_VARIABLE _tucoll_mpiexec_version RESULT_VARIABLE _rc)
+if(_tucoll_mpiexec_version MATCHES "Open MPI|OpenRTE")
+  set(TUCOLL_MPI_FLAVOR openmpi)
+  # More ranks than cores are allowed: tests and demos run many ranks on small machines.
+  set(TUCOLL_MPIEXEC_FLAGS --oversubscribe)
+elseif(_tucoll_mpiexec_version MATCHES "HYDRA|MPICH")
+  set(TUCOLL_MPI_FLAVOR mpich)
+  set(TUCOLL_MPIEXEC_FLAGS "")
+else()
+  set(TUCOLL_MPI_FLAVOR unknown)
+  set(TUCOLL_MPIEXEC_FLAGS "")
+endif()
+message(STATUS "tucoll: MPI flavour ${TUCOLL_MPI_FLAVOR}, launcher ${TUCOLL_MPIEXEC} ${TUCOLL_MPIEXEC_FLAGS}")

@@ -1,0 +1,123 @@
+/*
+ * tucoll — tunable MPI collectives for irregular data exchange.
+ *
+ * The only public header. Every collective has the same arguments and semantics as its MPI
+ * counterpart; the `_with` form takes an algorithm spec string first:
+ *
+ *     "name"                      e.g. "pairwise"
+ *     "name:key=value,key=value"  e.g. "scattered:block_count=8"
+ *
+ * Passing NULL (or "") as the spec selects as tucoll_alltoallv() does: the TUCOLL_ALLTOALLV
+ * environment variable when set, otherwise the built-in default.
+ *
+ * Errors are returned as MPI error classes (MPI_ERR_COUNT, MPI_ERR_ARG, ...). tucoll does not
+ * invoke the communicator's error handler; tucoll_error_string() gives the detailed message.
+ */
+#ifndef TUCOLL_H
+#define TUCOLL_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Symbols of the C API are the only ones libtucoll exports. */
+#if defined(__GNUC__)
+#define TUCOLL_API __attribute__((visibility("default")))
+#else
+#define TUCOLL_API
+#endif
+
+#define TUCOLL_VERSION_MAJOR 0
+#define TUCOLL_VERSION_MINOR 1
+#define TUCOLL_VERSION_PATCH 0
+
+/* ---- Non-uniform all-to-all -------------------------------------------------------------- */
+
+/* Same arguments and semantics as MPI_Alltoallv (MPI_IN_PLACE accepted as sendbuf). */
+TUCOLL_API int tucoll_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+
+/* As tucoll_alltoallv with an explicit algorithm spec; every rank must pass the same spec. */
+TUCOLL_API int tucoll_alltoallv_with(const char *spec, const void *sendbuf, const int sendcounts[],
+                          const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                          const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                          MPI_Comm comm);
+
+/* ---- Errors -------------------------------------------------------------------------------- */
+
+/* A readable message for an error code a tucoll call returned. When `errcode` is the code of the
+ * most recent failed tucoll call on this thread, the message says what was wrong with which
+ * argument; otherwise it is MPI's text for the code. The string stays valid until the next
+ * tucoll call on this thread. */
+TUCOLL_API const char *tucoll_error_string(int errcode);
+
+/* ---- Statistics of the last call ------------------------------------------------------------ */
+
+typedef struct tucoll_stats {
+    char collective[32];    /* "alltoallv", ...                                          */
+    char algorithm[128];    /* spec string actually run, all parameters resolved          */
+    char path[96];          /* how it ran: "direct", "packed", or a fallback explanation  */
+    int64_t rounds;         /* point-to-point communication rounds of the schedule        */
+    int64_t messages;       /* point-to-point data messages this rank sent                */
+    int64_t bytes_sent;     /* payload bytes this rank sent (metadata excluded)           */
+    int64_t temp_bytes;     /* payload bytes this rank moved through temporary buffers    */
+    int64_t scratch_bytes;  /* bytes of temporary data buffers the algorithm used         */
+    int64_t pack_bytes;     /* bytes of buffers used to pack non-contiguous datatypes      */
+    int64_t reserved[8];
+} tucoll_stats_t;
+
+/* Statistics of the last tucoll collective this rank completed on `comm` (local, not collective).
+ * Returns MPI_ERR_OTHER when no tucoll call has run on `comm` yet. */
+TUCOLL_API int tucoll_get_stats(MPI_Comm comm, tucoll_stats_t *stats);
+
+/* ---- Registry introspection ------------------------------------------------------------------ */
+
+/* Number of algorithms registered for a collective ("alltoallv"), or -1 if unknown. */
+TUCOLL_API int tucoll_num_algorithms(const char *collective);
+
+/* Name of the index-th algorithm of a collective, or NULL. */
+TUCOLL_API const char *tucoll_algorithm_name(const char *collective, int index);
+
+/* One line per parameter, "name in [min, max], default D: doc"; "" when it has none; NULL if
+ * the algorithm is unknown. */
+TUCOLL_API const char *tucoll_algorithm_params(const char *collective, const char *algorithm);
+
+/* The whole registry (every collective, algorithm, parameter and constraint) as JSON. */
+TUCOLL_API const char *tucoll_registry_json(void);
+
+/* Checks a spec string against the registry for a communicator of `nprocs` ranks without
+ * running anything: MPI_SUCCESS or MPI_ERR_ARG (see tucoll_error_string). Local. */
+TUCOLL_API int tucoll_check_spec(const char *collective, const char *spec, int nprocs);
+
+/* ---- Per-communicator settings ------------------------------------------------------------- */
+
+/* Declares `ppn` ranks per node for `comm` (ranks 0..ppn-1 form node 0, and so on), overriding
+ * MPI_Comm_split_type and TUCOLL_PPN; ppn = 0 returns to automatic detection. Collective over
+ * `comm`; every rank must pass the same value. */
+TUCOLL_API int tucoll_comm_set_ppn(MPI_Comm comm, int ppn);
+
+typedef struct tucoll_topology {
+    int node;        /* index of this rank's node (region), 0 .. num_nodes-1           */
+    int local_rank;  /* rank within the node                                           */
+    int local_size;  /* ranks on this rank's node                                      */
+    int num_nodes;
+    int ppn;         /* ranks per node when every node has the same number, else 0      */
+    int regular;     /* 1 when ppn > 0 and ranks are numbered node by node             */
+    int source;      /* 0 = MPI_Comm_split_type, 1 = TUCOLL_PPN, 2 = tucoll_comm_set_ppn */
+} tucoll_topology_t;
+
+/* The topology tucoll uses for `comm` (collective on the first tucoll use of `comm`). */
+TUCOLL_API int tucoll_comm_get_topology(MPI_Comm comm, tucoll_topology_t *topology);
+
+/* Frees the scratch buffers cached on `comm` (local). They are rebuilt on demand. */
+TUCOLL_API int tucoll_comm_release_scratch(MPI_Comm comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TUCOLL_H */

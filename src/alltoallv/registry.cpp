@@ -1,0 +1,19 @@
+// The alltoallv registry: the one list of alltoallv algorithms.
+#include "alltoallv/alltoallv.h"
+
+namespace tucoll::alltoallv {
+
+const Registry<Algorithm> &registry() {
+    static const Registry<Algorithm> instance("alltoallv", "TUCOLL_ALLTOALLV", "vendor",
+                                              {
+                                                  vendor_algorithm(),
+                                                  linear_algorithm(),
+                                                  pairwise_algorithm(),
+                                                  spreadout_algorithm(),
+                                                  scattered_algorithm(),
+                                                  xor_algorithm(),
+                                              });
+    return instance;
+}
+
+}  // namespace tucoll::alltoallv

@@ -1,0 +1,29 @@
+// spreadout: the spread-out schedule — in round i a rank sends to rank+i and receives from
+// rank-i, so every rank has a distinct destination per round; all rounds posted at once.
+#include "alltoallv/common.h"
+
+namespace tucoll::alltoallv {
+namespace {
+
+int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+    const int p = ctx.size(), me = ctx.rank();
+    copy_self_block(call, me);
+    Requests reqs(2 * static_cast<size_t>(p));
+    for (int i = 1; i < p; ++i) TUCOLL_TRY(post_block_recv(reqs, call, (me - i + p) % p, ctx.comm()));
+    for (int i = 1; i < p; ++i) TUCOLL_TRY(post_block_send(reqs, call, (me + i) % p, ctx.comm(), stats));
+    stats.rounds = p - 1;
+    return reqs.wait_all();
+}
+
+}  // namespace
+
+Algorithm spreadout_algorithm() {
+    Algorithm a;
+    a.name = "spreadout";
+    a.summary = "spread-out: round-robin by rank distance (send rank+i, receive rank-i), all posted at once";
+    a.constraints = "none";
+    a.run = run;
+    return a;
+}
+
+}  // namespace tucoll::alltoallv

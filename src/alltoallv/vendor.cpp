@@ -1,0 +1,38 @@
+// vendor: the MPI library's own MPI_Alltoallv, called through its PMPI entry point so that the
+// tucoll interposer never routes it back into tucoll.
+#include "alltoallv/alltoallv.h"
+#include "core/errors.h"
+
+namespace tucoll::alltoallv {
+namespace {
+
+int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+    const TypedArgs &a = call.typed;
+    TUCOLL_MPI(PMPI_Alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts,
+                              a.rdispls, a.recvtype, ctx.comm()));
+    // The vendor's schedule is not visible; report the messages any exchange needs at least.
+    if (a.sendbuf != MPI_IN_PLACE) {
+        MPI_Count size = 0;
+        MPI_Type_size_x(a.sendtype, &size);
+        for (int i = 0; i < ctx.size(); ++i) {
+            if (i != ctx.rank() && a.sendcounts[i] > 0) {
+                stats.count_send(static_cast<int64_t>(a.sendcounts[i]) * size);
+            }
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+Algorithm vendor_algorithm() {
+    Algorithm a;
+    a.name = "vendor";
+    a.summary = "the MPI library's MPI_Alltoallv (via PMPI)";
+    a.constraints = "none; rounds are reported as 0 because the vendor's schedule is not visible";
+    a.run = run;
+    a.typed = true;
+    return a;
+}
+
+}  // namespace tucoll::alltoallv

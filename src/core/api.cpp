@@ -1,0 +1,132 @@
+// C entry points of the core: errors, statistics, registry introspection, communicator settings.
+#include <cstring>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/context.h"
+#include "core/errors.h"
+#include "core/registry.h"
+#include "tucoll.h"
+
+namespace {
+
+void copy_string(char *dst, size_t capacity, const std::string &src) {
+    std::strncpy(dst, src.c_str(), capacity - 1);
+    dst[capacity - 1] = '\0';
+}
+
+nlohmann::json registry_as_json() {
+    nlohmann::json collectives = nlohmann::json::object();
+    for (const tucoll::RegistryBase *reg : tucoll::all_registries()) {
+        nlohmann::json algorithms = nlohmann::json::array();
+        for (size_t i = 0; i < reg->size(); ++i) {
+            const tucoll::AlgorithmInfo &alg = reg->info(i);
+            nlohmann::json params = nlohmann::json::array();
+            for (const tucoll::ParamSpec &p : alg.params) {
+                params.push_back({{"name", p.name},
+                                  {"min", p.min.str()},
+                                  {"max", p.max.str()},
+                                  {"default", p.default_value},
+                                  {"doc", p.doc}});
+            }
+            algorithms.push_back({{"name", alg.name},
+                                  {"summary", alg.summary},
+                                  {"constraints", alg.constraints},
+                                  {"params", params}});
+        }
+        collectives[reg->collective()] = {
+            {"env", reg->env_var()}, {"default", reg->default_spec()}, {"algorithms", algorithms}};
+    }
+    return {{"version", std::to_string(TUCOLL_VERSION_MAJOR) + "." + std::to_string(TUCOLL_VERSION_MINOR) + "." +
+                            std::to_string(TUCOLL_VERSION_PATCH)},
+            {"collectives", collectives}};
+}
+
+}  // namespace
+
+extern "C" const char *tucoll_error_string(int errcode) { return tucoll::error_string(errcode); }
+
+extern "C" int tucoll_get_stats(MPI_Comm comm, tucoll_stats_t *out) {
+    if (out == nullptr) return tucoll::fail(MPI_ERR_ARG, "tucoll_get_stats: stats is NULL");
+    tucoll::Context *ctx = tucoll::Context::peek(comm);
+    if (ctx == nullptr || !ctx->has_stats()) {
+        return tucoll::fail(MPI_ERR_OTHER, "tucoll_get_stats: no tucoll call has completed on this communicator");
+    }
+    const tucoll::CallStats &s = ctx->stats();
+    std::memset(out, 0, sizeof *out);
+    copy_string(out->collective, sizeof out->collective, s.collective);
+    copy_string(out->algorithm, sizeof out->algorithm, s.algorithm);
+    copy_string(out->path, sizeof out->path, s.path);
+    out->rounds = s.rounds;
+    out->messages = s.messages;
+    out->bytes_sent = s.bytes_sent;
+    out->temp_bytes = s.temp_bytes;
+    out->scratch_bytes = s.scratch_bytes;
+    out->pack_bytes = s.pack_bytes;
+    return MPI_SUCCESS;
+}
+
+extern "C" int tucoll_num_algorithms(const char *collective) {
+    const tucoll::RegistryBase *reg = collective ? tucoll::registry_for(collective) : nullptr;
+    return reg ? static_cast<int>(reg->size()) : -1;
+}
+
+extern "C" const char *tucoll_algorithm_name(const char *collective, int index) {
+    const tucoll::RegistryBase *reg = collective ? tucoll::registry_for(collective) : nullptr;
+    if (reg == nullptr || index < 0 || static_cast<size_t>(index) >= reg->size()) return nullptr;
+    return reg->info(index).name.c_str();
+}
+
+extern "C" const char *tucoll_algorithm_params(const char *collective, const char *algorithm) {
+    const tucoll::RegistryBase *reg = collective ? tucoll::registry_for(collective) : nullptr;
+    const tucoll::AlgorithmInfo *alg = reg && algorithm ? reg->find_info(algorithm) : nullptr;
+    if (alg == nullptr) return nullptr;
+    thread_local std::string text;
+    text.clear();
+    for (const tucoll::ParamSpec &p : alg->params) {
+        text += p.name + " in [" + p.min.str() + ", " + p.max.str() + "], default " +
+                std::to_string(p.default_value) + ": " + p.doc + "\n";
+    }
+    return text.c_str();
+}
+
+extern "C" const char *tucoll_registry_json(void) {
+    static const std::string json = registry_as_json().dump(2);
+    return json.c_str();
+}
+
+extern "C" int tucoll_check_spec(const char *collective, const char *spec, int nprocs) {
+    const tucoll::RegistryBase *reg = collective ? tucoll::registry_for(collective) : nullptr;
+    if (reg == nullptr) return tucoll::failf(MPI_ERR_ARG, "unknown collective \"%s\"", collective ? collective : "(null)");
+    if (spec == nullptr) return tucoll::fail(MPI_ERR_ARG, "spec is NULL");
+    if (nprocs < 1) return tucoll::failf(MPI_ERR_ARG, "nprocs=%d must be positive", nprocs);
+    tucoll::Selection sel;
+    return tucoll::resolve_spec(*reg, spec, tucoll::Scope{nprocs, nprocs}, &sel);
+}
+
+extern "C" int tucoll_comm_set_ppn(MPI_Comm comm, int ppn) {
+    tucoll::Context *ctx = nullptr;
+    TUCOLL_TRY(tucoll::Context::get(comm, &ctx));
+    return ctx->set_ppn(ppn);
+}
+
+extern "C" int tucoll_comm_get_topology(MPI_Comm comm, tucoll_topology_t *out) {
+    if (out == nullptr) return tucoll::fail(MPI_ERR_ARG, "tucoll_comm_get_topology: topology is NULL");
+    tucoll::Context *ctx = nullptr;
+    TUCOLL_TRY(tucoll::Context::get(comm, &ctx));
+    const tucoll::Topology &t = ctx->topology();
+    out->node = t.node;
+    out->local_rank = t.local_rank;
+    out->local_size = t.local_size;
+    out->num_nodes = t.num_nodes;
+    out->ppn = t.ppn;
+    out->regular = t.regular ? 1 : 0;
+    out->source = static_cast<int>(t.source);
+    return MPI_SUCCESS;
+}
+
+extern "C" int tucoll_comm_release_scratch(MPI_Comm comm) {
+    if (tucoll::Context *ctx = tucoll::Context::peek(comm)) ctx->release_scratch();
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,233 @@
+#include "core/context.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <set>
+#include <string>
+
+#include "core/errors.h"
+#include "core/spec.h"
+
+namespace tucoll {
+
+int delete_context(MPI_Comm comm, int keyval, void *attr, void *extra);
+
+namespace {
+
+std::mutex registry_mutex;                 // guards the keyval and the set of live contexts
+int context_keyval = MPI_KEYVAL_INVALID;   // attribute holding a Context* on user communicators
+int cleanup_keyval = MPI_KEYVAL_INVALID;   // attribute on MPI_COMM_SELF, deleted first at Finalize
+std::set<MPI_Comm> live_comms;             // user communicators that carry a context
+
+int cleanup_at_finalize(MPI_Comm, int, void *, void *) {
+    // MPI_Finalize deletes MPI_COMM_SELF's attributes before anything else; contexts that are
+    // still alive (on MPI_COMM_WORLD, or on communicators never freed) release their private
+    // communicators here, while MPI is still fully usable.
+    std::set<MPI_Comm> remaining;
+    {
+        std::lock_guard<std::mutex> lock(registry_mutex);
+        remaining.swap(live_comms);
+    }
+    for (MPI_Comm comm : remaining) MPI_Comm_delete_attr(comm, context_keyval);
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    MPI_Comm_free_keyval(&context_keyval);
+    MPI_Comm_free_keyval(&cleanup_keyval);
+    context_keyval = MPI_KEYVAL_INVALID;
+    cleanup_keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+int ensure_keyvals() {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    if (context_keyval != MPI_KEYVAL_INVALID) return MPI_SUCCESS;
+    TUCOLL_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &context_keyval, nullptr));
+    TUCOLL_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, cleanup_at_finalize, &cleanup_keyval, nullptr));
+    TUCOLL_MPI(MPI_Comm_set_attr(MPI_COMM_SELF, cleanup_keyval, nullptr));
+    return MPI_SUCCESS;
+}
+
+// TUCOLL_PPN: ranks per node to pretend, 0 when unset.
+int env_ppn(int *out) {
+    const char *text = std::getenv("TUCOLL_PPN");
+    *out = 0;
+    if (text == nullptr || *text == '\0') return MPI_SUCCESS;
+    long value = 0;
+    if (!parse_value(text, &value) || value <= 0 || value > (1L << 30)) {
+        return failf(MPI_ERR_ARG, "TUCOLL_PPN=%s is not a positive integer", text);
+    }
+    *out = static_cast<int>(value);
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int delete_context(MPI_Comm comm, int, void *attr, void *) {
+    auto *ctx = static_cast<Context *>(attr);
+    {
+        std::lock_guard<std::mutex> lock(registry_mutex);
+        live_comms.erase(comm);
+    }
+    delete ctx;
+    return MPI_SUCCESS;
+}
+
+Context::~Context() {
+    release_scratch();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+}
+
+Context *Context::peek(MPI_Comm comm) {
+    if (comm == MPI_COMM_NULL || context_keyval == MPI_KEYVAL_INVALID) return nullptr;
+    void *attr = nullptr;
+    int found = 0;
+    if (MPI_Comm_get_attr(comm, context_keyval, &attr, &found) != MPI_SUCCESS || !found) return nullptr;
+    return static_cast<Context *>(attr);
+}
+
+int Context::get(MPI_Comm comm, Context **out) {
+    *out = nullptr;
+    if (comm == MPI_COMM_NULL) return fail(MPI_ERR_COMM, "communicator is MPI_COMM_NULL");
+    if (Context *existing = peek(comm)) {
+        *out = existing;
+        return MPI_SUCCESS;
+    }
+    int inter = 0;
+    TUCOLL_MPI(MPI_Comm_test_inter(comm, &inter));
+    if (inter) return fail(MPI_ERR_COMM, "intercommunicators are not supported");
+    TUCOLL_TRY(ensure_keyvals());
+    auto *ctx = new (std::nothrow) Context();
+    if (ctx == nullptr) return fail(MPI_ERR_NO_MEM, "cannot allocate a communicator context");
+    int rc = ctx->init(comm);
+    if (rc != MPI_SUCCESS) {
+        delete ctx;
+        return rc;
+    }
+    {
+        std::lock_guard<std::mutex> lock(registry_mutex);
+        live_comms.insert(comm);
+    }
+    rc = MPI_Comm_set_attr(comm, context_keyval, ctx);
+    if (rc != MPI_SUCCESS) {
+        delete_context(comm, context_keyval, ctx, nullptr);
+        return mpi_fail(rc, "MPI_Comm_set_attr");
+    }
+    *out = ctx;
+    return MPI_SUCCESS;
+}
+
+int Context::init(MPI_Comm user) {
+    user_ = user;
+    TUCOLL_MPI(MPI_Comm_dup(user, &comm_));
+    TUCOLL_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+    TUCOLL_MPI(MPI_Comm_rank(comm_, &rank_));
+    TUCOLL_MPI(MPI_Comm_size(comm_, &size_));
+    int ppn = 0;
+    int rc = env_ppn(&ppn);
+    // Every rank takes part in the topology exchange even when its TUCOLL_PPN is malformed, so
+    // that no rank is left waiting; the error is reported afterwards.
+    int rc2 = compute_topology(rc == MPI_SUCCESS ? ppn : 0, ppn > 0 ? Topology::kEnv : Topology::kSplitType);
+    return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+int Context::set_ppn(int ppn) {
+    int bounds[2] = {ppn, -ppn};
+    TUCOLL_MPI(MPI_Allreduce(MPI_IN_PLACE, bounds, 2, MPI_INT, MPI_MAX, comm_));
+    if (bounds[0] != -bounds[1]) {
+        return failf(MPI_ERR_ARG, "tucoll_comm_set_ppn: ranks passed different values (%d .. %d)",
+                     -bounds[1], bounds[0]);
+    }
+    if (ppn < 0) return failf(MPI_ERR_ARG, "tucoll_comm_set_ppn: ppn=%d is negative", ppn);
+    if (ppn > 0) return compute_topology(ppn, Topology::kApi);
+    int env = 0;
+    TUCOLL_TRY(env_ppn(&env));
+    return compute_topology(env, env > 0 ? Topology::kEnv : Topology::kSplitType);
+}
+
+int Context::compute_topology(int requested_ppn, Topology::Source source) {
+    Topology t;
+    t.source = source;
+    // Each rank contributes (node id, its requested ppn) so that a TUCOLL_PPN set differently on
+    // different ranks is caught before it can make ranks disagree about the schedule.
+    int mine[2] = {0, requested_ppn};
+    if (requested_ppn > 0) {
+        mine[0] = rank_ / requested_ppn;
+    } else {
+        MPI_Comm node_comm = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
+        TUCOLL_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm));
+        int local_rank = 0;
+        TUCOLL_MPI(MPI_Comm_rank(node_comm, &local_rank));
+        TUCOLL_MPI(MPI_Comm_split(comm_, local_rank == 0 ? 0 : MPI_UNDEFINED, rank_, &leaders));
+        int node = 0;
+        if (leaders != MPI_COMM_NULL) {
+            TUCOLL_MPI(MPI_Comm_rank(leaders, &node));
+            TUCOLL_MPI(MPI_Comm_free(&leaders));
+        }
+        TUCOLL_MPI(MPI_Bcast(&node, 1, MPI_INT, 0, node_comm));
+        TUCOLL_MPI(MPI_Comm_free(&node_comm));
+        mine[0] = node;
+    }
+    std::vector<int> all(2 * static_cast<size_t>(size_));
+    TUCOLL_MPI(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm_));
+    for (int r = 0; r < size_; ++r) {
+        if (all[2 * r + 1] != requested_ppn) {
+            return failf(MPI_ERR_ARG, "ranks per node differ between ranks (%d on rank %d, %d on rank %d); "
+                         "set TUCOLL_PPN identically everywhere", requested_ppn, rank_, all[2 * r + 1], r);
+        }
+    }
+    t.node_of.resize(size_);
+    t.local_rank_of.resize(size_);
+    std::vector<int> node_sizes;
+    for (int r = 0; r < size_; ++r) {
+        int node = all[2 * r];
+        t.node_of[r] = node;
+        if (node >= static_cast<int>(node_sizes.size())) node_sizes.resize(node + 1, 0);
+        t.local_rank_of[r] = node_sizes[node]++;
+    }
+    t.num_nodes = static_cast<int>(node_sizes.size());
+    t.node = t.node_of[rank_];
+    t.local_rank = t.local_rank_of[rank_];
+    t.local_size = node_sizes[t.node];
+    t.max_local_size = *std::max_element(node_sizes.begin(), node_sizes.end());
+    bool equal = std::all_of(node_sizes.begin(), node_sizes.end(),
+                             [&](int n) { return n == node_sizes[0]; });
+    t.ppn = equal ? node_sizes[0] : 0;
+    t.regular = equal;
+    for (int r = 0; r < size_ && t.regular; ++r) t.regular = (t.node_of[r] == r / t.ppn);
+    topo_ = std::move(t);
+    return MPI_SUCCESS;
+}
+
+char *Context::scratch(Slot slot, size_t bytes) {
+    Buffer &b = buffers_[static_cast<int>(slot)];
+    if (bytes <= b.capacity) return b.data;
+    std::free(b.data);
+    b.data = nullptr;
+    b.capacity = 0;
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void *p = std::aligned_alloc(64, rounded);
+    if (p == nullptr) return nullptr;
+    b.data = static_cast<char *>(p);
+    b.capacity = rounded;
+    return b.data;
+}
+
+void Context::release_scratch() {
+    for (Buffer &b : buffers_) {
+        std::free(b.data);
+        b = Buffer();
+    }
+    for (auto &v : indices_) std::vector<int64_t>().swap(v);
+}
+
+std::vector<int64_t> &Context::index(IndexSlot slot, size_t n) {
+    std::vector<int64_t> &v = indices_[static_cast<int>(slot)];
+    v.assign(n, 0);
+    return v;
+}
+
+}  // namespace tucoll

@@ -1,0 +1,86 @@
+// Per-communicator state, cached as an MPI attribute on the user's communicator and released
+// by its delete callback: a private duplicate (library messages never match user messages),
+// the node topology, reusable scratch buffers and the last call's statistics.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/stats.h"
+
+namespace tucoll {
+
+struct Topology {
+    enum Source { kSplitType = 0, kEnv = 1, kApi = 2 };
+    int node = 0;
+    int local_rank = 0;
+    int local_size = 1;
+    int num_nodes = 1;
+    int ppn = 1;             // ranks per node if all nodes are equal, else 0
+    int max_local_size = 1;  // largest node
+    bool regular = true;     // ppn > 0 and rank r sits on node r / ppn
+    Source source = kSplitType;
+    std::vector<int> node_of;        // node of every rank of the communicator
+    std::vector<int> local_rank_of;  // rank within its node of every rank
+};
+
+// Reusable buffers. Data slots hold payload bytes; index slots hold O(P) metadata.
+enum class Slot { kPackSend, kPackRecv, kTemp, kAux, kCount };
+enum class IndexSlot { kSendCounts, kSendDispls, kRecvCounts, kRecvDispls, kMeta0, kMeta1, kMeta2, kMeta3, kCount };
+
+class Context {
+  public:
+    // The context of `comm`, created on first use (collective over `comm` in that case).
+    static int get(MPI_Comm comm, Context **out);
+    // The context of `comm` if one exists; never communicates.
+    static Context *peek(MPI_Comm comm);
+
+    ~Context();
+    Context(const Context &) = delete;
+    Context &operator=(const Context &) = delete;
+
+    MPI_Comm comm() const { return comm_; }  // private duplicate, errors returned
+    int rank() const { return rank_; }
+    int size() const { return size_; }
+    const Topology &topology() const { return topo_; }
+
+    // Collective: declares `ppn` ranks per node (0 = detect again).
+    int set_ppn(int ppn);
+
+    // A buffer of at least `bytes` bytes for `slot`, 64-byte aligned, reused across calls;
+    // nullptr when memory runs out (and possibly when bytes == 0). Contents are not preserved
+    // when it grows.
+    char *scratch(Slot slot, size_t bytes);
+    void release_scratch();
+
+    // A reusable vector of `n` zeroed 64-bit integers.
+    std::vector<int64_t> &index(IndexSlot slot, size_t n);
+
+    CallStats &stats() { return stats_; }
+    bool has_stats() const { return !stats_.collective.empty(); }
+
+  private:
+    Context() = default;
+    int init(MPI_Comm user);
+    int compute_topology(int requested_ppn, Topology::Source source);
+
+    MPI_Comm user_ = MPI_COMM_NULL;
+    MPI_Comm comm_ = MPI_COMM_NULL;
+    int rank_ = 0;
+    int size_ = 1;
+    Topology topo_;
+    struct Buffer {
+        char *data = nullptr;
+        size_t capacity = 0;
+    };
+    Buffer buffers_[static_cast<int>(Slot::kCount)];
+    std::vector<int64_t> indices_[static_cast<int>(IndexSlot::kCount)];
+    CallStats stats_;
+
+    friend int delete_context(MPI_Comm, int, void *, void *);
+};
+
+}  // namespace tucoll

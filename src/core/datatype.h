@@ -1,0 +1,29 @@
+// Datatype handling: a byte view of typed buffers. Contiguous types are used in place; others
+// are packed into scratch with MPI_Pack (and unpacked with MPI_Unpack), block by block.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace tucoll {
+
+struct TypeInfo {
+    int64_t size = 0;         // bytes of data in one element
+    int64_t extent = 0;       // stride between consecutive elements
+    int64_t true_lb = 0;      // offset of the first data byte from the element's address
+    bool contiguous = false;  // elements are dense byte ranges that abut
+
+    static int query(MPI_Datatype type, TypeInfo *out);  // MPI_ERR_TYPE on a null/invalid type
+};
+
+// Packs `n` blocks — block i holds counts[i] elements at buf + displs[i]*extent — into
+// `out + offsets[i]`. Block sizes in bytes are counts[i] * info.size.
+int pack_blocks(const void *buf, MPI_Datatype type, const TypeInfo &info, int n, const int counts[],
+                const int displs[], char *out, const int64_t offsets[], MPI_Comm comm);
+
+// The inverse of pack_blocks.
+int unpack_blocks(const char *in, const int64_t offsets[], void *buf, MPI_Datatype type,
+                  const TypeInfo &info, int n, const int counts[], const int displs[], MPI_Comm comm);
+
+}  // namespace tucoll

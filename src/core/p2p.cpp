@@ -1,0 +1,94 @@
+#include "core/p2p.h"
+
+#include <climits>
+
+#include "core/errors.h"
+
+namespace tucoll {
+namespace {
+
+int64_t limit = INT_MAX;
+
+// A datatype of exactly `bytes` bytes: `bytes / chunk` chunks followed by the remainder. The
+// chunk is the large-message limit itself, so every count stays within int.
+int make_byte_type(int64_t bytes, MPI_Datatype *out) {
+    const int64_t chunk = limit;
+    const int64_t chunks = bytes / chunk;
+    const int64_t rest = bytes % chunk;
+    MPI_Datatype chunk_type;
+    TUCOLL_MPI(MPI_Type_contiguous(static_cast<int>(chunk), MPI_BYTE, &chunk_type));
+    int lengths[2] = {static_cast<int>(chunks), static_cast<int>(rest)};
+    MPI_Aint displs[2] = {0, static_cast<MPI_Aint>(chunks * chunk)};
+    MPI_Datatype types[2] = {chunk_type, MPI_BYTE};
+    int rc = MPI_Type_create_struct(rest > 0 ? 2 : 1, lengths, displs, types, out);
+    MPI_Type_free(&chunk_type);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Type_create_struct");
+    TUCOLL_MPI(MPI_Type_commit(out));
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+namespace detail {
+void set_large_message_limit(int64_t bytes) { limit = bytes > 0 && bytes <= INT_MAX ? bytes : INT_MAX; }
+int64_t large_message_limit() { return limit; }
+}  // namespace detail
+
+int isend_bytes(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+    if (bytes <= limit) {
+        TUCOLL_MPI(MPI_Isend(buf, static_cast<int>(bytes), MPI_BYTE, dest, tag, comm, req));
+        return MPI_SUCCESS;
+    }
+    MPI_Datatype type;
+    TUCOLL_TRY(make_byte_type(bytes, &type));
+    int rc = MPI_Isend(buf, 1, type, dest, tag, comm, req);
+    MPI_Type_free(&type);  // MPI keeps it alive until the send completes
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Isend");
+    return MPI_SUCCESS;
+}
+
+int irecv_bytes(void *buf, int64_t bytes, int source, int tag, MPI_Comm comm, MPI_Request *req) {
+    if (bytes <= limit) {
+        TUCOLL_MPI(MPI_Irecv(buf, static_cast<int>(bytes), MPI_BYTE, source, tag, comm, req));
+        return MPI_SUCCESS;
+    }
+    MPI_Datatype type;
+    TUCOLL_TRY(make_byte_type(bytes, &type));
+    int rc = MPI_Irecv(buf, 1, type, source, tag, comm, req);
+    MPI_Type_free(&type);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Irecv");
+    return MPI_SUCCESS;
+}
+
+Requests::~Requests() {
+    // Only reached with requests outstanding when an error interrupted an algorithm: receives
+    // are cancelled, and nothing is waited on, so an error never turns into a hang.
+    for (size_t i = 0; i < reqs_.size(); ++i) {
+        if (reqs_[i] == MPI_REQUEST_NULL) continue;
+        if (is_recv_[i]) MPI_Cancel(&reqs_[i]);
+        MPI_Request_free(&reqs_[i]);
+    }
+}
+
+int Requests::send(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm) {
+    reqs_.push_back(MPI_REQUEST_NULL);
+    is_recv_.push_back(0);
+    return isend_bytes(buf, bytes, dest, tag, comm, &reqs_.back());
+}
+
+int Requests::recv(void *buf, int64_t bytes, int source, int tag, MPI_Comm comm) {
+    reqs_.push_back(MPI_REQUEST_NULL);
+    is_recv_.push_back(1);
+    return irecv_bytes(buf, bytes, source, tag, comm, &reqs_.back());
+}
+
+int Requests::wait_all() {
+    if (reqs_.empty()) return MPI_SUCCESS;
+    int rc = MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Waitall");
+    reqs_.clear();
+    is_recv_.clear();
+    return MPI_SUCCESS;
+}
+
+}  // namespace tucoll

@@ -1,0 +1,170 @@
+#include "core/registry.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+
+#include "core/errors.h"
+
+namespace tucoll {
+
+long Bound::eval(const Scope &scope) const {
+    switch (kind_) {
+        case Kind::kConstant: return value_;
+        case Kind::kProcs: return scope.nprocs + value_;
+        case Kind::kLocal: return scope.ppn + value_;
+        case Kind::kUnbounded: break;
+    }
+    return std::numeric_limits<long>::max();
+}
+
+std::string Bound::str() const {
+    auto with_offset = [this](const char *base) {
+        if (value_ == 0) return std::string(base);
+        return std::string(base) + (value_ > 0 ? "+" : "") + std::to_string(value_);
+    };
+    switch (kind_) {
+        case Kind::kConstant: return std::to_string(value_);
+        case Kind::kProcs: return with_offset("P");
+        case Kind::kLocal: return with_offset("Q");
+        case Kind::kUnbounded: break;
+    }
+    return "inf";
+}
+
+void Params::set(const std::string &name, long value) {
+    for (auto &kv : items_) {
+        if (kv.first == name) {
+            kv.second = value;
+            return;
+        }
+    }
+    items_.emplace_back(name, value);
+}
+
+long Params::get(std::string_view name) const {
+    for (const auto &kv : items_) {
+        if (kv.first == name) return kv.second;
+    }
+    return 0;
+}
+
+std::string Params::str() const {
+    std::string out;
+    for (const auto &kv : items_) {
+        if (!out.empty()) out += ',';
+        out += kv.first + '=' + std::to_string(kv.second);
+    }
+    return out;
+}
+
+std::string spec_string(const AlgorithmInfo &alg, const Params &params) {
+    std::string p = params.str();
+    return p.empty() ? alg.name : alg.name + ':' + p;
+}
+
+int resolve_params(const AlgorithmInfo &alg, const Spec &spec, const Scope &scope, Params *out) {
+    for (const auto &kv : spec.values) {
+        bool known = std::any_of(alg.params.begin(), alg.params.end(),
+                                 [&](const ParamSpec &p) { return p.name == kv.first; });
+        if (!known) {
+            std::string accepted;
+            for (const ParamSpec &p : alg.params) accepted += (accepted.empty() ? "" : ", ") + p.name;
+            return failf(MPI_ERR_ARG, "%s: unknown parameter \"%s\" (accepted: %s)", alg.name.c_str(),
+                         kv.first.c_str(), accepted.empty() ? "none" : accepted.c_str());
+        }
+    }
+    Params params;
+    for (const ParamSpec &p : alg.params) {
+        long value = p.default_value;
+        bool given = false;
+        for (const auto &kv : spec.values) {
+            if (kv.first == p.name) {
+                value = kv.second;
+                given = true;
+            }
+        }
+        long lo = p.min.eval(scope);
+        // A range whose upper end falls below its lower end (radix in [2, P] at P = 1) collapses
+        // to its lower end.
+        long hi = std::max(lo, p.max.eval(scope));
+        if (given && (value < lo || value > hi)) {
+            return failf(MPI_ERR_ARG, "%s: %s=%ld is out of range [%s, %s] = [%ld, %s] for P=%d, Q=%d",
+                         alg.name.c_str(), p.name.c_str(), value, p.min.str().c_str(),
+                         p.max.str().c_str(), lo,
+                         p.max.is_unbounded() ? "inf" : std::to_string(hi).c_str(), scope.nprocs,
+                         scope.ppn);
+        }
+        // Defaults are clamped into the range so that they are valid at every P.
+        params.set(p.name, std::clamp(value, lo, hi));
+    }
+    *out = std::move(params);
+    return MPI_SUCCESS;
+}
+
+size_t RegistryBase::find_index(std::string_view name) const {
+    for (size_t i = 0; i < size(); ++i) {
+        if (info(i).name == name) return i;
+    }
+    return npos;
+}
+
+const AlgorithmInfo *RegistryBase::find_info(std::string_view name) const {
+    const size_t i = find_index(name);
+    return i == npos ? nullptr : &info(i);
+}
+
+std::string RegistryBase::names() const {
+    std::string out;
+    for (size_t i = 0; i < size(); ++i) out += (i ? ", " : "") + info(i).name;
+    return out;
+}
+
+int resolve_spec(const RegistryBase &registry, const char *text, const Scope &scope, Selection *out) {
+    Spec spec;
+    TUCOLL_TRY(parse_spec(text, &spec));
+    const size_t index = registry.find_index(spec.name);
+    if (index == RegistryBase::npos) {
+        return failf(MPI_ERR_ARG, "unknown %s algorithm \"%s\" (registered: %s)", registry.collective(),
+                     spec.name.c_str(), registry.names().c_str());
+    }
+    const AlgorithmInfo &alg = registry.info(index);
+    Selection sel;
+    sel.index = index;
+    TUCOLL_TRY(resolve_params(alg, spec, scope, &sel.params));
+    sel.spec = spec_string(alg, sel.params);
+    *out = std::move(sel);
+    return MPI_SUCCESS;
+}
+
+int select_algorithm(const RegistryBase &registry, const char *explicit_spec, const Scope &scope,
+                     Selection *out) {
+    const char *source = "call";
+    const char *text = explicit_spec;
+    if (text == nullptr || *text == '\0') {
+        text = std::getenv(registry.env_var());
+        source = registry.env_var();
+    }
+    if (text == nullptr || *text == '\0') {
+        text = registry.default_spec();
+        source = "default";
+    }
+    int rc = resolve_spec(registry, text, scope, out);
+    if (rc != MPI_SUCCESS && source != std::string_view("call")) {
+        return prefix_error(rc, std::string(source == std::string_view("default") ? "built-in default" : source) +
+                                    "=" + text + ": ");
+    }
+    out->source = source;
+    return rc;
+}
+
+const RegistryBase *registry_for(std::string_view collective) {
+    for (const RegistryBase *r : all_registries()) {
+        if (collective == r->collective()) return r;
+    }
+    return nullptr;
+}
+
+}  // namespace tucoll

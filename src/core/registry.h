@@ -1,0 +1,136 @@
+// One registry per collective: every algorithm is described here once — name, parameters with
+// their ranges and defaults, constraints — and the bench, tests, tuner and docs enumerate it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/spec.h"
+
+namespace tucoll {
+
+// What parameter bounds are evaluated against: the communicator the call runs on.
+struct Scope {
+    int nprocs = 1;  // P
+    int ppn = 1;     // Q, ranks per node (largest node when nodes differ)
+};
+
+// A bound of a parameter range: a constant or a property of the communicator.
+class Bound {
+  public:
+    static Bound constant(long value) { return Bound(Kind::kConstant, value); }
+    static Bound procs(long offset = 0) { return Bound(Kind::kProcs, offset); }        // P + offset
+    static Bound local_procs(long offset = 0) { return Bound(Kind::kLocal, offset); }  // Q + offset
+    static Bound unbounded() { return Bound(Kind::kUnbounded, 0); }
+
+    long eval(const Scope &scope) const;
+    std::string str() const;  // "2", "P", "P-1", "Q", "inf"
+    bool is_unbounded() const { return kind_ == Kind::kUnbounded; }
+
+  private:
+    enum class Kind { kConstant, kProcs, kLocal, kUnbounded };
+    Bound(Kind kind, long value) : kind_(kind), value_(value) {}
+    Kind kind_;
+    long value_;
+};
+
+struct ParamSpec {
+    std::string name;
+    Bound min;
+    Bound max;
+    long default_value;
+    std::string doc;
+};
+
+// Parameter values of one resolved choice, in registry order, defaults filled in.
+class Params {
+  public:
+    void set(const std::string &name, long value);
+    long get(std::string_view name) const;  // registry guarantees presence
+    const std::vector<std::pair<std::string, long>> &items() const { return items_; }
+    std::string str() const;  // "radix=4,block_count=8" ("" without parameters)
+
+  private:
+    std::vector<std::pair<std::string, long>> items_;
+};
+
+// What every registry entry has, whatever the collective.
+struct AlgorithmInfo {
+    std::string name;
+    std::string summary;      // one line for tables and --help
+    std::vector<ParamSpec> params;
+    std::string constraints;  // what it needs, and what happens when that does not hold
+};
+
+// The canonical spec string of a resolved choice: "name" or "name:k=v,...".
+std::string spec_string(const AlgorithmInfo &alg, const Params &params);
+
+// Checks `spec` against `alg` for `scope` and fills every parameter (defaults included).
+// MPI_ERR_ARG with a message on an unknown key or an out-of-range value.
+int resolve_params(const AlgorithmInfo &alg, const Spec &spec, const Scope &scope, Params *out);
+
+class RegistryBase {
+  public:
+    virtual ~RegistryBase() = default;
+    virtual const char *collective() const = 0;
+    virtual const char *env_var() const = 0;       // "TUCOLL_ALLTOALLV"
+    virtual const char *default_spec() const = 0;  // used when neither call nor env chooses
+    virtual size_t size() const = 0;
+    virtual const AlgorithmInfo &info(size_t index) const = 0;
+    static constexpr size_t npos = static_cast<size_t>(-1);
+    size_t find_index(std::string_view name) const;  // npos when unknown
+    const AlgorithmInfo *find_info(std::string_view name) const;
+    std::string names() const;  // "a, b, c" for error messages
+};
+
+template <class Entry>
+class Registry final : public RegistryBase {
+  public:
+    Registry(const char *collective, const char *env_var, const char *default_spec, std::vector<Entry> entries)
+        : collective_(collective), env_var_(env_var), default_spec_(default_spec), entries_(std::move(entries)) {}
+    const char *collective() const override { return collective_; }
+    const char *env_var() const override { return env_var_; }
+    const char *default_spec() const override { return default_spec_; }
+    size_t size() const override { return entries_.size(); }
+    const AlgorithmInfo &info(size_t index) const override { return entries_[index]; }
+    const Entry &operator[](size_t index) const { return entries_[index]; }
+    const Entry *find(std::string_view name) const {
+        for (const Entry &e : entries_) {
+            if (e.name == name) return &e;
+        }
+        return nullptr;
+    }
+    auto begin() const { return entries_.begin(); }
+    auto end() const { return entries_.end(); }
+
+  private:
+    const char *collective_;
+    const char *env_var_;
+    const char *default_spec_;
+    std::vector<Entry> entries_;
+};
+
+// The outcome of selection: which entry of a registry runs, with which parameters, and why.
+struct Selection {
+    size_t index = 0;
+    Params params;
+    std::string spec;          // canonical spec string
+    const char *source = "";   // "call", the env var's name, or "default"
+};
+
+// Selection order: an explicit spec (non-empty) > the registry's environment variable > the
+// registry's default. Local and deterministic: ranks given the same inputs choose the same.
+int select_algorithm(const RegistryBase &registry, const char *explicit_spec, const Scope &scope,
+                     Selection *out);
+
+// Checks `text` against `registry` for `scope` (parse, known name, parameters in range).
+int resolve_spec(const RegistryBase &registry, const char *text, const Scope &scope, Selection *out);
+
+// Every registry of the library, for introspection (tucoll_registry_json, docs, bench).
+const std::vector<const RegistryBase *> &all_registries();
+const RegistryBase *registry_for(std::string_view collective);
+
+}  // namespace tucoll

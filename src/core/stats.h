@@ -1,0 +1,29 @@
+// Statistics of one collective call, kept on the communicator's context.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tucoll {
+
+struct CallStats {
+    std::string collective;
+    std::string algorithm;  // canonical spec string of what ran
+    std::string path;       // "direct", "packed", or why a fallback was taken
+    int64_t rounds = 0;
+    int64_t messages = 0;
+    int64_t bytes_sent = 0;
+    int64_t temp_bytes = 0;
+    int64_t scratch_bytes = 0;
+    int64_t pack_bytes = 0;
+
+    void reset(const char *name) { *this = CallStats(); collective = name; }
+
+    // Book-keeping for one point-to-point data message of `bytes` bytes.
+    void count_send(int64_t bytes) {
+        ++messages;
+        bytes_sent += bytes;
+    }
+};
+
+}  // namespace tucoll

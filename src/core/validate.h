@@ -1,0 +1,32 @@
+// Argument checks shared by the collectives. Local: they look only at this rank's arguments.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "core/context.h"
+#include "core/datatype.h"
+
+namespace tucoll {
+
+// `counts` must be non-null with n non-negative entries: MPI_ERR_ARG / MPI_ERR_COUNT.
+int check_counts(const char *fn, const char *what, const int *counts, int n);
+
+// `displs` must be non-null: MPI_ERR_ARG.
+int check_displs(const char *fn, const char *what, const int *displs);
+
+// A buffer holding data must not be NULL — unless its datatype addresses memory absolutely
+// (MPI_BOTTOM with a non-zero true lower bound): MPI_ERR_BUFFER.
+int check_buffer(const char *fn, const char *what, const void *buf, int64_t bytes, const TypeInfo &type);
+
+// Sum of counts[i] * unit over n entries, in 64 bits.
+int64_t total_bytes(const int *counts, int n, int64_t unit);
+
+// TUCOLL_CHECK=global: every rank learns whether any rank's arguments were rejected (one
+// MPI_Allreduce), so an error on some ranks never leaves the others waiting in the exchange.
+// Default (local): each rank returns its own verdict, as MPI does.
+bool global_checks_enabled();
+int agree_on_error(Context &ctx, int local_rc, const char *fn);
+
+}  // namespace tucoll
