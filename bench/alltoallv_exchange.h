@@ -1,0 +1,29 @@
+// tucoll-bench's alltoallv: typed buffers from a workload, the vendor reference, comparisons.
+#pragma once
+
+#include "runner.h"
+#include "typed_buffers.h"
+#include "workload.h"
+
+namespace tucoll::bench {
+
+class AlltoallvExchange final : public Exchange {
+  public:
+    AlltoallvExchange(const BenchOptions &options, MPI_Comm comm, Layout layout = Layout::kPacked);
+    const char *collective() const override { return "alltoallv"; }
+    std::string prepare(int64_t size) override;
+    int run(const std::string &spec) override;
+    int run_reference() override;
+    void reset_output() override { buffers_.fill_recv_sentinel(); }
+    int64_t compare_with_reference() const override { return first_difference(buffers_.recv, reference_); }
+
+  private:
+    const BenchOptions &options_;
+    MPI_Comm comm_;
+    Layout layout_;
+    TypePair types_;
+    AlltoallvBuffers buffers_;
+    std::vector<unsigned char> reference_;
+};
+
+}  // namespace tucoll::bench

@@ -1,0 +1,131 @@
+#include "runner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+#include "tucoll.h"
+
+namespace tucoll::bench {
+namespace {
+
+[[noreturn]] void abort_job(MPI_Comm comm, const std::string &message) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    std::fprintf(stderr, "tucoll-bench: rank %d: %s\n", rank, message.c_str());
+    std::fflush(stderr);
+    MPI_Abort(comm, 2);
+    std::abort();
+}
+
+void call_or_abort(MPI_Comm comm, int rc, const std::string &what) {
+    if (rc != MPI_SUCCESS) abort_job(comm, what + ": " + tucoll_error_string(rc));
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Largest value over ranks of each statistic of the last call.
+void reduce_stats(MPI_Comm comm, Row *row) {
+    tucoll_stats_t s;
+    if (tucoll_get_stats(comm, &s) != MPI_SUCCESS) return;
+    int64_t local[5] = {s.rounds, s.messages, s.scratch_bytes, s.bytes_sent, s.temp_bytes}, global[5];
+    MPI_Allreduce(local, global, 5, MPI_INT64_T, MPI_MAX, comm);
+    row->rounds = global[0];
+    row->messages = global[1];
+    row->scratch_bytes = global[2];
+    row->bytes_sent = global[3];
+    row->temp_bytes = global[4];
+    std::string spec = s.algorithm;
+    size_t colon = spec.find(':');
+    row->algorithm = spec.substr(0, colon);
+    row->params = colon == std::string::npos ? "" : spec.substr(colon + 1);
+    row->path = s.path;
+}
+
+}  // namespace
+
+std::vector<std::string> candidates(const char *collective, const BenchOptions &options) {
+    if (!options.algs.empty()) return options.algs;
+    std::vector<std::string> all;
+    const int n = tucoll_num_algorithms(collective);
+    for (int i = 0; i < n; ++i) all.emplace_back(tucoll_algorithm_name(collective, i));
+    return all;
+}
+
+std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, MPI_Comm comm) {
+    int rank = 0, nprocs = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &nprocs);
+    const std::vector<std::string> specs = candidates(exchange.collective(), options);
+    for (const std::string &spec : specs) {
+        call_or_abort(comm, tucoll_check_spec(exchange.collective(), spec.c_str(), nprocs), "--alg " + spec);
+    }
+    tucoll_topology_t topo;
+    call_or_abort(comm, tucoll_comm_get_topology(comm, &topo), "topology");
+
+    std::vector<int64_t> sizes = options.sizes.empty() ? std::vector<int64_t>{options.size} : options.sizes;
+    std::vector<Row> rows;
+    for (int64_t size : sizes) {
+        std::string err = exchange.prepare(size);
+        int bad = !err.empty(), any_bad = 0;
+        MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
+        if (any_bad) abort_job(comm, err.empty() ? "another rank could not build its inputs" : err);
+
+        std::vector<Row> batch(specs.size());
+        for (size_t a = 0; a < specs.size(); ++a) {
+            Row &row = batch[a];
+            row.collective = exchange.collective();
+            row.nprocs = nprocs;
+            row.ppn = topo.ppn;
+            row.dist = options.dist;
+            row.size = size;
+            row.type = options.type;
+            row.iters = options.iters;
+        }
+        if (options.check) {
+            call_or_abort(comm, exchange.run_reference(), "vendor reference");
+            for (size_t a = 0; a < specs.size(); ++a) {
+                exchange.reset_output();
+                call_or_abort(comm, exchange.run(specs[a]), specs[a]);
+                const int64_t diff = exchange.compare_with_reference();
+                if (diff >= 0) {
+                    std::fprintf(stderr, "tucoll-bench: rank %d: %s differs from the vendor result at byte %lld\n", rank,
+                                 specs[a].c_str(), static_cast<long long>(diff));
+                }
+                int ok = diff < 0, all_ok = 0;
+                MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+                batch[a].ok = all_ok;
+            }
+        }
+        // Interleaved: every iteration runs every candidate once, so machine noise hits all alike.
+        std::vector<std::vector<double>> local(specs.size(), std::vector<double>(options.iters));
+        for (int it = -options.warmup; it < options.iters; ++it) {
+            for (size_t a = 0; a < specs.size(); ++a) {
+                MPI_Barrier(comm);
+                const double t0 = MPI_Wtime();
+                const int rc = exchange.run(specs[a]);
+                const double t1 = MPI_Wtime();
+                call_or_abort(comm, rc, specs[a]);
+                if (it >= 0) local[a][it] = t1 - t0;
+                if (it == options.iters - 1) reduce_stats(comm, &batch[a]);
+            }
+        }
+        for (size_t a = 0; a < specs.size(); ++a) {
+            Row &row = batch[a];
+            std::vector<double> slowest(options.iters);
+            MPI_Allreduce(local[a].data(), slowest.data(), options.iters, MPI_DOUBLE, MPI_MAX, comm);
+            row.median_us = median(slowest) * 1e6;
+            row.min_us = *std::min_element(slowest.begin(), slowest.end()) * 1e6;
+            row.max_us = *std::max_element(slowest.begin(), slowest.end()) * 1e6;
+            row.mean_us = std::accumulate(slowest.begin(), slowest.end(), 0.0) / slowest.size() * 1e6;
+            rows.push_back(row);
+        }
+    }
+    return rows;
+}
+
+}  // namespace tucoll::bench

@@ -1,0 +1,56 @@
+// The measurement loop every collective shares: candidates interleaved per iteration with a
+// barrier before each call, time = slowest rank, median/min/max over iterations, results
+// checked against the vendor MPI.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tucoll::bench {
+
+struct BenchOptions {
+    std::vector<std::string> algs;  // specs; empty = every registered algorithm, defaults
+    std::string dist = "uniform";
+    int64_t size = 1024;
+    std::vector<int64_t> sizes;  // overrides size when given
+    std::string type = "char";
+    int iters = 20;  // >= 1
+    int warmup = 3;
+    bool check = false;
+    uint64_t seed = 1;
+    std::string format = "table";
+    int ppn = 0;  // 0 = leave the topology to TUCOLL_PPN / MPI_Comm_split_type
+};
+
+// One collective as the runner sees it. Implementations hold inputs for the current size.
+class Exchange {
+  public:
+    virtual ~Exchange() = default;
+    virtual const char *collective() const = 0;
+    virtual std::string prepare(int64_t size) = 0;     // "" or why the inputs cannot be built
+    virtual int run(const std::string &spec) = 0;      // one tucoll call (MPI error code)
+    virtual int run_reference() = 0;                   // the vendor MPI, into the reference
+    virtual void reset_output() = 0;                   // sentinel bytes into the output
+    virtual int64_t compare_with_reference() const = 0;  // first differing byte, or -1
+};
+
+struct Row {
+    std::string collective, algorithm, params, dist, type, path;
+    int nprocs = 0, ppn = 0, iters = 0;
+    int64_t size = 0;
+    double median_us = 0, min_us = 0, max_us = 0, mean_us = 0;
+    int64_t rounds = 0, messages = 0, scratch_bytes = 0, bytes_sent = 0, temp_bytes = 0;
+    int ok = -1;  // 1 / 0 when checked, -1 when not
+};
+
+// Runs every size and candidate; returns the rows (identical on every rank). Exits the job
+// with a message when a call fails.
+std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, MPI_Comm comm);
+
+// The candidates: the given specs, or every registered algorithm of `collective`.
+std::vector<std::string> candidates(const char *collective, const BenchOptions &options);
+
+}  // namespace tucoll::bench

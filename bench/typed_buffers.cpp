@@ -1,0 +1,153 @@
+#include "typed_buffers.h"
+
+#include <climits>
+#include <numeric>
+
+namespace tucoll::bench {
+namespace {
+
+uint64_t mix(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+struct Placed {
+    std::vector<int> displs;
+    int64_t elements = 0;  // extent of the buffer in elements
+};
+
+Placed place(const std::vector<int64_t> &counts, Layout layout) {
+    Placed p;
+    const int n = static_cast<int>(counts.size());
+    p.displs.assign(n, 0);
+    int64_t next = 0;
+    for (int k = 0; k < n; ++k) {
+        const int i = layout == Layout::kPacked ? k : n - 1 - k;
+        p.displs[i] = static_cast<int>(next);
+        next += counts[i] + (layout == Layout::kScattered ? 1 : 0);
+    }
+    p.elements = next;
+    return p;
+}
+
+}  // namespace
+
+TypePair::~TypePair() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) {
+        for (MPI_Datatype &t : owned_) MPI_Type_free(&t);
+    }
+}
+
+TypePair::TypePair(TypePair &&other) noexcept { *this = std::move(other); }
+
+TypePair &TypePair::operator=(TypePair &&other) noexcept {
+    name = std::move(other.name);
+    send = other.send;
+    recv = other.recv;
+    send_size = other.send_size;
+    send_extent = other.send_extent;
+    recv_size = other.recv_size;
+    recv_extent = other.recv_extent;
+    unit = other.unit;
+    owned_.swap(other.owned_);
+    return *this;
+}
+
+const std::vector<std::string> &type_pair_names() {
+    static const std::vector<std::string> names = {"char", "int", "double", "vector", "char4-char", "int-vector",
+                                                   "char4-int"};
+    return names;
+}
+
+std::string TypePair::create(const std::string &name, TypePair *out) {
+    TypePair t;
+    t.name = name;
+    auto vector_type = [&t]() {
+        MPI_Datatype v;
+        MPI_Type_vector(2, 1, 2, MPI_INT, &v);  // ints at bytes 0 and 8: a hole in every element
+        MPI_Type_commit(&v);
+        t.owned_.push_back(v);
+        return v;
+    };
+    auto char4_type = [&t]() {
+        MPI_Datatype c;
+        MPI_Type_contiguous(4, MPI_CHAR, &c);
+        MPI_Type_commit(&c);
+        t.owned_.push_back(c);
+        return c;
+    };
+    if (name == "char") {
+        t.send = t.recv = MPI_CHAR;
+    } else if (name == "int") {
+        t.send = t.recv = MPI_INT;
+    } else if (name == "double") {
+        t.send = t.recv = MPI_DOUBLE;
+    } else if (name == "vector") {
+        t.send = t.recv = vector_type();
+    } else if (name == "char4-char") {
+        t.send = char4_type();
+        t.recv = MPI_CHAR;
+    } else if (name == "int-vector") {
+        t.send = MPI_INT;
+        t.recv = vector_type();
+    } else if (name == "char4-int") {
+        t.send = char4_type();
+        t.recv = MPI_INT;
+    } else {
+        return "unknown type \"" + name + "\"";
+    }
+    MPI_Count size, lb, extent;
+    MPI_Type_size_x(t.send, &size);
+    MPI_Type_get_extent_x(t.send, &lb, &extent);
+    t.send_size = size;
+    t.send_extent = extent;
+    MPI_Type_size_x(t.recv, &size);
+    MPI_Type_get_extent_x(t.recv, &lb, &extent);
+    t.recv_size = size;
+    t.recv_extent = extent;
+    t.unit = std::lcm(t.send_size, t.recv_size);
+    *out = std::move(t);
+    return "";
+}
+
+void AlltoallvBuffers::fill_recv_sentinel() { std::fill(recv.begin(), recv.end(), 0xA5); }
+
+std::string build_alltoallv(const Workload &workload, const TypePair &types, int rank, Layout layout,
+                            AlltoallvBuffers *out) {
+    const int p = workload.nprocs();
+    std::vector<int64_t> scount(p), rcount(p);
+    for (int j = 0; j < p; ++j) {
+        scount[j] = types.send_count(workload.bytes(rank, j));
+        rcount[j] = types.recv_count(workload.bytes(j, rank));
+    }
+    Placed s = place(scount, layout), r = place(rcount, layout);
+    if (s.elements > INT_MAX || r.elements > INT_MAX) return "workload needs displacements above INT_MAX";
+    out->sendcounts.assign(scount.begin(), scount.end());
+    out->recvcounts.assign(rcount.begin(), rcount.end());
+    out->sdispls = std::move(s.displs);
+    out->rdispls = std::move(r.displs);
+    // One spare element of slack keeps pointers valid when a buffer holds no data.
+    out->send.resize(static_cast<size_t>((s.elements + 1) * types.send_extent));
+    out->recv.resize(static_cast<size_t>((r.elements + 1) * types.recv_extent));
+    const uint64_t stream = mix(static_cast<uint64_t>(rank) + 1);
+    for (size_t k = 0; k < out->send.size(); k += 8) {
+        uint64_t v = mix(stream ^ k);
+        for (size_t b = 0; b < 8 && k + b < out->send.size(); ++b) out->send[k + b] = static_cast<unsigned char>(v >> (8 * b));
+    }
+    out->fill_recv_sentinel();
+    return "";
+}
+
+int64_t first_difference(const std::vector<unsigned char> &a, const std::vector<unsigned char> &b) {
+    if (a.size() != b.size()) return static_cast<int64_t>(std::min(a.size(), b.size()));
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (a[i] != b[i]) return static_cast<int64_t>(i);
+    }
+    return -1;
+}
+
+}  // namespace tucoll::bench

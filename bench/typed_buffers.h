@@ -1,0 +1,67 @@
+// Typed send/receive buffers built from a workload: the datatype pairs the tests and the bench
+// exercise, element counts derived from byte sizes, and deterministic contents.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workload.h"
+
+namespace tucoll::bench {
+
+// A send and a receive datatype with equal type signatures per `unit` bytes of data.
+class TypePair {
+  public:
+    TypePair() = default;
+    ~TypePair();
+    TypePair(const TypePair &) = delete;
+    TypePair &operator=(const TypePair &) = delete;
+    TypePair(TypePair &&other) noexcept;
+    TypePair &operator=(TypePair &&other) noexcept;
+
+    // Names from type_pair_names(); empty string on success, else what is wrong.
+    static std::string create(const std::string &name, TypePair *out);
+
+    std::string name;
+    MPI_Datatype send = MPI_DATATYPE_NULL;
+    MPI_Datatype recv = MPI_DATATYPE_NULL;
+    int64_t send_size = 1, send_extent = 1;
+    int64_t recv_size = 1, recv_extent = 1;
+    int64_t unit = 1;  // bytes of data per indivisible unit: lcm of the two sizes
+
+    int64_t send_count(int64_t bytes) const { return bytes / unit * unit / send_size; }
+    int64_t recv_count(int64_t bytes) const { return bytes / unit * unit / recv_size; }
+
+  private:
+    std::vector<MPI_Datatype> owned_;
+};
+
+// char, int, double, vector (2 ints with a gap, non-contiguous), and pairs whose send and
+// receive types differ: char4-char (contiguous 4 chars vs char), int-vector (int vs the vector
+// type) and char4-int (4 chars vs int: equal size, the pairing MPI programs use in practice).
+const std::vector<std::string> &type_pair_names();
+
+enum class Layout {
+    kPacked,     // blocks in rank order, back to back
+    kScattered,  // blocks in reverse rank order with a one-element gap after each
+};
+
+struct AlltoallvBuffers {
+    std::vector<int> sendcounts, sdispls, recvcounts, rdispls;
+    std::vector<unsigned char> send, recv;
+
+    void fill_recv_sentinel();  // 0xA5 everywhere, gaps included
+};
+
+// Element counts, displacements and contents of rank `rank` for `workload` with `types`.
+// Returns an empty string, or why the workload does not fit (counts above INT_MAX).
+std::string build_alltoallv(const Workload &workload, const TypePair &types, int rank, Layout layout,
+                            AlltoallvBuffers *out);
+
+// First byte where two buffers differ, or -1.
+int64_t first_difference(const std::vector<unsigned char> &a, const std::vector<unsigned char> &b);
+
+}  // namespace tucoll::bench

@@ -1,0 +1,166 @@
+#include "workload.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace tucoll::bench {
+namespace {
+
+// splitmix64: a counter-based generator, so block (i, j) gets the same random value on every
+// rank that asks for it.
+uint64_t mix(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+// Uniform in [0, 1) for block (src, dst), stream `k`.
+double unit(uint64_t seed, int src, int dst, int k) {
+    uint64_t h = mix(mix(seed * 0x100000001b3ULL + static_cast<uint64_t>(k)) ^
+                     (static_cast<uint64_t>(src) << 32 | static_cast<uint32_t>(dst)));
+    return static_cast<double>(h >> 11) * 0x1.0p-53;
+}
+
+constexpr double kPowerlawExponent = 0.95;  // seed 000, Figure 16(b)
+
+std::string load_matrix(const std::string &path, double scale, int nprocs, std::vector<int64_t> *out) {
+    std::ifstream in(path);
+    if (!in) return "cannot open pattern file " + path;
+    std::vector<int64_t> values;
+    std::string line;
+    int rows = 0;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        double v;
+        int cols = 0;
+        while (fields >> v) {
+            if (v < 0) return path + ": negative entry on row " + std::to_string(rows);
+            values.push_back(static_cast<int64_t>(std::llround(v * scale)));
+            ++cols;
+        }
+        if (cols == 0) continue;
+        if (cols != nprocs) {
+            return path + ": row " + std::to_string(rows) + " has " + std::to_string(cols) + " entries, expected P=" +
+                   std::to_string(nprocs);
+        }
+        ++rows;
+    }
+    if (rows != nprocs) {
+        return path + " is a " + std::to_string(rows) + "-rank pattern; run it with P=" + std::to_string(rows);
+    }
+    *out = std::move(values);
+    return "";
+}
+
+}  // namespace
+
+int64_t onehuge_bytes(int64_t max_bytes) { return (int64_t{1} << 20) + max_bytes; }
+
+std::string distribution_help() {
+    return "uniform        block sizes uniform in [0, S]\n"
+           "normal         normal with mean S/2 and standard deviation S/8, clipped to [0, S]\n"
+           "powerlaw       S * X with X of density ~ x^-0.95 on (0, 1] (seed 000, Fig. 16b): few large blocks\n"
+           "fft1           FFT problem N1 (seed 000 VI-A): ranks < ceil(0.625 P) send S bytes to ranks < ceil(0.78125 P)\n"
+           "fft2           FFT problem N2 (seed 000 VI-A): S bytes everywhere, S/4 from the last rank\n"
+           "zeros          every block empty\n"
+           "onehot         rank i sends S bytes to rank i+1 (mod P) and nothing else\n"
+           "onehuge        uniform in [0, S], except one block of 1 MiB + S bytes from rank 0 to rank P-1\n"
+           "file:PATH[:scale=F]  P x P byte matrix (row i = what rank i sends), entries scaled by F\n";
+}
+
+std::string Workload::create(const std::string &dist, int64_t max_bytes, int nprocs, uint64_t seed, Workload *out) {
+    Workload w;
+    w.name_ = dist;
+    w.max_bytes_ = max_bytes;
+    w.nprocs_ = nprocs;
+    w.seed_ = seed;
+    if (max_bytes < 0) return "size must not be negative";
+    static const std::pair<const char *, Kind> kinds[] = {
+        {"uniform", Kind::kUniform}, {"normal", Kind::kNormal}, {"powerlaw", Kind::kPowerlaw},
+        {"fft1", Kind::kFft1},       {"fft2", Kind::kFft2},     {"zeros", Kind::kZeros},
+        {"onehot", Kind::kOnehot},   {"onehuge", Kind::kOnehuge}};
+    bool found = false;
+    for (const auto &k : kinds) {
+        if (dist == k.first) {
+            w.kind_ = k.second;
+            found = true;
+        }
+    }
+    if (!found && dist.rfind("file:", 0) == 0) {
+        std::string rest = dist.substr(5);
+        double scale = 1.0;
+        size_t opt = rest.rfind(":scale=");
+        if (opt != std::string::npos) {
+            try {
+                size_t used = 0;
+                scale = std::stod(rest.substr(opt + 7), &used);
+                if (used != rest.size() - opt - 7 || !(scale >= 0)) throw std::invalid_argument("scale");
+            } catch (const std::exception &) {
+                return "bad scale in " + dist;
+            }
+            rest = rest.substr(0, opt);
+        }
+        w.kind_ = Kind::kFile;
+        std::string err = load_matrix(rest, scale, nprocs, &w.matrix_);
+        if (!err.empty()) return err;
+        found = true;
+    }
+    if (!found) return "unknown distribution \"" + dist + "\"";
+    *out = std::move(w);
+    return "";
+}
+
+int64_t Workload::bytes(int src, int dst) const {
+    const int p = nprocs_;
+    const int64_t s = max_bytes_;
+    switch (kind_) {
+        case Kind::kUniform:
+            return std::min<int64_t>(s, static_cast<int64_t>(unit(seed_, src, dst, 0) * static_cast<double>(s + 1)));
+        case Kind::kNormal: {
+            // Box-Muller on two independent uniforms of this block.
+            double u1 = 1.0 - unit(seed_, src, dst, 1), u2 = unit(seed_, src, dst, 2);
+            double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+            double v = std::round(s / 2.0 + z * s / 8.0);
+            return static_cast<int64_t>(std::clamp(v, 0.0, static_cast<double>(s)));
+        }
+        case Kind::kPowerlaw: {
+            // Inverse CDF of density ~ x^-a on (0, 1]: F(x) = x^(1-a).
+            double x = std::pow(unit(seed_, src, dst, 3), 1.0 / (1.0 - kPowerlawExponent));
+            return std::min<int64_t>(s, static_cast<int64_t>(x * static_cast<double>(s + 1)));
+        }
+        case Kind::kFft1: {
+            const int workers = static_cast<int>(std::ceil(0.625 * p));
+            const int filled = static_cast<int>(std::ceil(0.78125 * p));
+            return (src < workers && dst < filled) ? s : 0;
+        }
+        case Kind::kFft2:
+            return src == p - 1 ? s / 4 : s;
+        case Kind::kZeros:
+            return 0;
+        case Kind::kOnehot:
+            return dst == (src + 1) % p ? s : 0;
+        case Kind::kOnehuge:
+            if (src == 0 && dst == p - 1) return onehuge_bytes(s);
+            return std::min<int64_t>(s, static_cast<int64_t>(unit(seed_, src, dst, 0) * static_cast<double>(s + 1)));
+        case Kind::kFile:
+            return matrix_[static_cast<size_t>(src) * p + dst];
+    }
+    return 0;
+}
+
+std::vector<int64_t> Workload::row(int src) const {
+    std::vector<int64_t> r(nprocs_);
+    for (int j = 0; j < nprocs_; ++j) r[j] = bytes(src, j);
+    return r;
+}
+
+std::vector<int64_t> Workload::column(int dst) const {
+    std::vector<int64_t> c(nprocs_);
+    for (int i = 0; i < nprocs_; ++i) c[i] = bytes(i, dst);
+    return c;
+}
+
+}  // namespace tucoll::bench

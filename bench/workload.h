@@ -1,0 +1,41 @@
+// Workloads: who sends how many bytes to whom. A workload is a pure function of (sender,
+// receiver), so every rank computes its own row and column in O(P) without exchanging anything
+// and without ever holding the P x P matrix (needed at thousands of simulated ranks).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tucoll::bench {
+
+class Workload {
+  public:
+    // `dist` is one of the names in distribution_help(); `max_bytes` is S, the largest block.
+    // Returns an empty string on success, else what is wrong.
+    static std::string create(const std::string &dist, int64_t max_bytes, int nprocs, uint64_t seed,
+                              Workload *out);
+
+    int64_t bytes(int src, int dst) const;  // block size from src to dst
+    std::vector<int64_t> row(int src) const;  // what src sends to each rank
+    std::vector<int64_t> column(int dst) const;  // what each rank sends to dst
+    const std::string &name() const { return name_; }
+    int nprocs() const { return nprocs_; }
+
+  private:
+    enum class Kind { kUniform, kNormal, kPowerlaw, kFft1, kFft2, kZeros, kOnehot, kOnehuge, kFile };
+    Kind kind_ = Kind::kUniform;
+    std::string name_;
+    int64_t max_bytes_ = 0;
+    int nprocs_ = 1;
+    uint64_t seed_ = 1;
+    std::vector<int64_t> matrix_;  // only for file workloads (row-major P x P)
+};
+
+// One line per distribution, for --help.
+std::string distribution_help();
+
+// The largest block of the onehuge distribution.
+int64_t onehuge_bytes(int64_t max_bytes);
+
+}  // namespace tucoll::bench
