@@ -1,0 +1,99 @@
+"""tucoll-bench as users run it: output formats, --check, options and errors."""
+
+import subprocess
+
+import pytest
+
+from tucoll.bench import CSV_COLUMNS, BenchRun, registry, run_bench
+
+HEADER = ("collective,algorithm,params,nprocs,ppn,dist,size,type,iters,median_us,min_us,max_us,rounds,messages,"
+          "scratch_bytes,ok")
+
+
+def bench(build, nprocs, *args):
+    cmd = build.launch(nprocs, "tucoll-bench", list(args))
+    return subprocess.run(cmd, capture_output=True, text=True, env=build.environment(), timeout=300)
+
+
+def alltoallv_names(build):
+    return [a["name"] for a in registry(build)["collectives"]["alltoallv"]["algorithms"]]
+
+
+def test_csv_header_is_exactly_the_documented_one(build):
+    proc = bench(build, 2, "alltoallv", "--size", "16", "--iters", "2", "--format", "csv")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].startswith(HEADER + ",") or proc.stdout.splitlines()[0] == HEADER
+    assert CSV_COLUMNS == HEADER.split(",")
+
+
+@pytest.mark.parametrize("nprocs,dist,type_", [(5, "uniform", "char"), (5, "zeros", "vector"), (3, "powerlaw", "int"),
+                                               (4, "onehuge", "char4-int"), (2, "fft1", "double")])
+def test_every_algorithm_matches_the_vendor(build, nprocs, dist, type_):
+    frame = run_bench(build, BenchRun("alltoallv", nprocs, ["--dist", dist, "--type", type_, "--size", "64",
+                                                              "--iters", "3", "--check"]))
+    assert list(frame["algorithm"]) == alltoallv_names(build)
+    assert (frame["ok"] == "1").all(), frame
+    assert (frame["nprocs"] == nprocs).all()
+    assert (frame["median_us"] >= frame["min_us"]).all() and (frame["max_us"] >= frame["median_us"]).all()
+
+
+def test_explicit_algorithms_sizes_and_parameters(build):
+    frame = run_bench(build, BenchRun("alltoallv", 3, ["--alg", "scattered:block_count=1", "--alg", "pairwise",
+                                                         "--sizes", "8,1K", "--iters", "2", "--check"]))
+    assert list(frame["algorithm"]) == ["scattered", "pairwise", "scattered", "pairwise"]
+    assert list(frame["params"]) == ["block_count=1", "", "block_count=1", ""]
+    assert list(frame["size"]) == [8, 8, 1024, 1024]
+    assert (frame["rounds"] == 2).all()
+
+
+def test_real_pattern_file(build):
+    from pathlib import Path
+
+    pattern = Path(__file__).resolve().parents[3] / "shared" / "data" / "patterns" / "pattern_4.txt"
+    if not pattern.is_file():
+        pytest.skip(f"{pattern} not present")
+    frame = run_bench(build, BenchRun("alltoallv", 4, ["--dist", f"file:{pattern}:scale=0.0001", "--iters", "2",
+                                                         "--check"]))
+    assert (frame["ok"] == "1").all()
+    assert (frame["messages"] > 0).all()
+
+
+def test_osu_format_prints_a_block_per_algorithm(build):
+    proc = bench(build, 2, "alltoallv", "--alg", "linear", "--alg", "xor", "--sizes", "4,8", "--iters", "2",
+                 "--format", "osu")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("# Size") == 2
+    assert "Avg Latency(us)" in proc.stdout
+    assert "# tucoll-bench alltoallv: linear" in proc.stdout
+
+
+def test_default_table_compares_with_vendor(build):
+    proc = bench(build, 2, "alltoallv", "--size", "32", "--iters", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "speedup" in proc.stdout and "1.00x" in proc.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--alg", "nope"], 'unknown alltoallv algorithm "nope"'),
+    (["--alg", "scattered:block_count=-1"], "out of range"),
+    (["--dist", "lognormal"], 'unknown distribution "lognormal"'),
+    (["--dist", "file:/nonexistent"], "cannot open pattern file"),
+])
+def test_bad_options_fail_with_a_message(build, args, message):
+    proc = bench(build, 2, "alltoallv", "--iters", "1", *args)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+
+
+def test_help_lists_distributions_and_types(build):
+    proc = bench(build, 1, "alltoallv", "--help")
+    assert proc.returncode == 0
+    for word in ("uniform", "normal", "powerlaw", "fft1", "fft2", "zeros", "onehot", "file:PATH", "vector"):
+        assert word in proc.stdout
+
+
+def test_list_shows_every_registered_algorithm(build):
+    proc = bench(build, 1, "--list")
+    assert proc.returncode == 0
+    for name in alltoallv_names(build):
+        assert f"  {name}" in proc.stdout

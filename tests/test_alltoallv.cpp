@@ -1,0 +1,168 @@
+// Every registered alltoallv algorithm (and parameter variant) against the vendor MPI_Alltoallv,
+// over distributions, datatypes and buffer layouts, at whatever P this program runs with.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+
+#include "alltoallv/alltoallv.h"
+#include "core/p2p.h"
+#include "test_util.h"
+#include "tucoll.h"
+#include "typed_buffers.h"
+#include "workload.h"
+
+namespace tucoll::test {
+namespace {
+
+using bench::AlltoallvBuffers;
+using bench::Layout;
+using bench::TypePair;
+using bench::Workload;
+
+constexpr int64_t kMaxBlock = 67;  // odd on purpose: partial units for multi-byte types
+
+struct Case {
+    std::string spec, dist, type;
+};
+
+std::vector<std::string> distributions() {
+    std::vector<std::string> d = {"uniform", "zeros", "onehot", "onehuge", "powerlaw", "normal", "fft1", "fft2"};
+    const int p = world_size();
+    if (p == 4 || p == 8 || p == 16) {
+        d.push_back("file:" TUCOLL_SHARED_DIR "/data/patterns/pattern_" + std::to_string(p) + ".txt:scale=0.000001");
+    }
+    return d;
+}
+
+std::vector<Case> all_cases() {
+    std::vector<Case> cases;
+    const Scope scope{world_size(), world_size()};
+    for (const std::string &spec : spec_variants(alltoallv::registry(), scope)) {
+        for (const std::string &dist : distributions()) {
+            for (const std::string &type : bench::type_pair_names()) cases.push_back({spec, dist, type});
+        }
+    }
+    return cases;
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case> &info) {
+    std::string dist = info.param.dist.rfind("file:", 0) == 0 ? "file" : info.param.dist;
+    return sanitize(info.param.spec + "__" + dist + "__" + info.param.type);
+}
+
+// Runs `spec` and the vendor on the same input; true on every rank iff all results match.
+bool matches_vendor(const std::string &spec, const std::string &dist, const std::string &type, Layout layout,
+                    int64_t max_block = kMaxBlock, MPI_Comm comm = MPI_COMM_WORLD) {
+    int rank = 0, p = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    Workload w;
+    TypePair t;
+    AlltoallvBuffers b;
+    EXPECT_EQ(Workload::create(dist, max_block, p, 7, &w), "");
+    EXPECT_EQ(TypePair::create(type, &t), "");
+    EXPECT_EQ(bench::build_alltoallv(w, t, rank, layout, &b), "");
+
+    b.fill_recv_sentinel();
+    EXPECT_EQ(MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send, b.recv.data(),
+                            b.recvcounts.data(), b.rdispls.data(), t.recv, comm),
+              MPI_SUCCESS);
+    const std::vector<unsigned char> expected = b.recv;
+
+    b.fill_recv_sentinel();
+    const int rc = tucoll_alltoallv_with(spec.c_str(), b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send,
+                                         b.recv.data(), b.recvcounts.data(), b.rdispls.data(), t.recv, comm);
+    EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
+    const int64_t diff = bench::first_difference(b.recv, expected);
+    EXPECT_EQ(diff, -1) << spec << " on rank " << rank << ": first difference at byte " << diff;
+    return all_ranks(rc == MPI_SUCCESS && diff < 0, comm);
+}
+
+class AlltoallvMatchesVendor : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AlltoallvMatchesVendor, ScatteredLayout) {
+    const Case &c = GetParam();
+    EXPECT_TRUE(matches_vendor(c.spec, c.dist, c.type, Layout::kScattered));
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, AlltoallvMatchesVendor, ::testing::ValuesIn(all_cases()), case_name);
+
+class AlltoallvPerAlgorithm : public ::testing::TestWithParam<std::string> {};
+
+std::vector<std::string> algorithm_names() {
+    std::vector<std::string> names;
+    for (const auto &alg : alltoallv::registry()) names.push_back(alg.name);
+    return names;
+}
+
+TEST_P(AlltoallvPerAlgorithm, PackedLayoutLargerBlocks) {
+    EXPECT_TRUE(matches_vendor(GetParam(), "uniform", "double", Layout::kPacked, 4096));
+    EXPECT_TRUE(matches_vendor(GetParam(), "uniform", "vector", Layout::kPacked, 4096));
+}
+
+// Blocks above the large-message limit travel as one message of a derived datatype; lowering the
+// limit exercises that path (normally taken above 2 GiB) with small buffers.
+TEST_P(AlltoallvPerAlgorithm, MessagesAboveTheIntLimitPath) {
+    detail::set_large_message_limit(1000);
+    EXPECT_TRUE(matches_vendor(GetParam(), "onehuge", "char", Layout::kScattered, 3000));
+    EXPECT_TRUE(matches_vendor(GetParam(), "uniform", "vector", Layout::kScattered, 5000));
+    detail::set_large_message_limit(0);
+}
+
+// MPI_IN_PLACE: data is taken from recvbuf with the receive layout, which needs a symmetric
+// count matrix (what i sends to j is what j receives from i).
+TEST_P(AlltoallvPerAlgorithm, InPlace) {
+    const int p = world_size(), me = world_rank();
+    auto count = [](int i, int j) { return (std::min(i, j) * 7 + std::max(i, j) * 3) % 11; };
+    std::vector<int> counts(p), displs(p);
+    for (int j = 0; j < p; ++j) counts[j] = count(me, j);
+    std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), 0);
+    const int total = std::accumulate(counts.begin(), counts.end(), 0);
+    std::vector<int> original(total + 1);
+    for (int k = 0; k < total; ++k) original[k] = me * 1000 + k;
+    std::vector<int> expected = original, got = original;
+    EXPECT_EQ(MPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, expected.data(), counts.data(),
+                            displs.data(), MPI_INT, MPI_COMM_WORLD),
+              MPI_SUCCESS);
+    const int rc = tucoll_alltoallv_with(GetParam().c_str(), MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL,
+                                         got.data(), counts.data(), displs.data(), MPI_INT, MPI_COMM_WORLD);
+    EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
+    EXPECT_TRUE(all_ranks(rc == MPI_SUCCESS && got == expected));
+}
+
+// MPI_BOTTOM with a datatype holding absolute addresses: a NULL buffer that is not an error.
+TEST_P(AlltoallvPerAlgorithm, AbsoluteAddressesFromMpiBottom) {
+    const int p = world_size(), me = world_rank();
+    constexpr int kBlock = 5;
+    std::vector<char> data(static_cast<size_t>(p) * kBlock);
+    for (size_t k = 0; k < data.size(); ++k) data[k] = static_cast<char>(me * 31 + k);
+    MPI_Aint address;
+    MPI_Get_address(data.data(), &address);
+    int length = kBlock;
+    MPI_Datatype absolute;
+    MPI_Type_create_hindexed(1, &length, &address, MPI_CHAR, &absolute);
+    MPI_Type_commit(&absolute);
+    // One element of `absolute` per destination; displacement i (in extents of kBlock bytes)
+    // selects block i.
+    std::vector<int> ones(p, 1), idx(p), counts(p, kBlock), displs(p);
+    for (int i = 0; i < p; ++i) {
+        idx[i] = i;
+        displs[i] = i * kBlock;
+    }
+    std::vector<char> expected(data.size()), got(data.size());
+    EXPECT_EQ(MPI_Alltoallv(MPI_BOTTOM, ones.data(), idx.data(), absolute, expected.data(), counts.data(),
+                            displs.data(), MPI_CHAR, MPI_COMM_WORLD),
+              MPI_SUCCESS);
+    const int rc = tucoll_alltoallv_with(GetParam().c_str(), MPI_BOTTOM, ones.data(), idx.data(), absolute,
+                                         got.data(), counts.data(), displs.data(), MPI_CHAR, MPI_COMM_WORLD);
+    EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
+    EXPECT_TRUE(all_ranks(rc == MPI_SUCCESS && got == expected));
+    MPI_Type_free(&absolute);
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, AlltoallvPerAlgorithm, ::testing::ValuesIn(algorithm_names()),
+                         [](const auto &info) { return sanitize(info.param); });
+
+}  // namespace
+}  // namespace tucoll::test

@@ -1,0 +1,254 @@
+// The per-communicator context: topology, private communicator, scratch reuse and statistics.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <numeric>
+
+#include "alltoallv/alltoallv.h"
+#include "core/context.h"
+#include "test_util.h"
+#include "tucoll.h"
+#include "typed_buffers.h"
+#include "workload.h"
+
+namespace tucoll::test {
+namespace {
+
+using bench::AlltoallvBuffers;
+using bench::Layout;
+using bench::TypePair;
+using bench::Workload;
+
+// A fresh communicator, so that the context (and its topology) is created anew.
+struct FreshComm {
+    MPI_Comm comm = MPI_COMM_NULL;
+    FreshComm() { MPI_Comm_dup(MPI_COMM_WORLD, &comm); }
+    ~FreshComm() { MPI_Comm_free(&comm); }
+};
+
+TEST(Topology, DetectedFromSharedMemoryByDefault) {
+    unsetenv("TUCOLL_PPN");
+    FreshComm c;
+    tucoll_topology_t t;
+    ASSERT_EQ(tucoll_comm_get_topology(c.comm, &t), MPI_SUCCESS);
+    // One machine: a single node holding every rank.
+    EXPECT_EQ(t.num_nodes, 1);
+    EXPECT_EQ(t.node, 0);
+    EXPECT_EQ(t.local_rank, world_rank());
+    EXPECT_EQ(t.local_size, world_size());
+    EXPECT_EQ(t.ppn, world_size());
+    EXPECT_EQ(t.regular, 1);
+    EXPECT_EQ(t.source, 0);
+}
+
+TEST(Topology, EnvironmentDeclaresRanksPerNode) {
+    const int p = world_size(), me = world_rank();
+    setenv("TUCOLL_PPN", "2", 1);
+    FreshComm c;
+    tucoll_topology_t t;
+    ASSERT_EQ(tucoll_comm_get_topology(c.comm, &t), MPI_SUCCESS);
+    unsetenv("TUCOLL_PPN");
+    EXPECT_EQ(t.node, me / 2);
+    EXPECT_EQ(t.local_rank, me % 2);
+    EXPECT_EQ(t.num_nodes, (p + 1) / 2);
+    EXPECT_EQ(t.local_size, std::min(2, p - (me / 2) * 2));
+    const bool equal_nodes = p % 2 == 0 || p < 2;  // a single node is always regular
+    EXPECT_EQ(t.regular, equal_nodes ? 1 : 0);
+    EXPECT_EQ(t.ppn, equal_nodes ? std::min(2, p) : 0);
+    EXPECT_EQ(t.source, 1);
+}
+
+TEST(Topology, ApiOverridesAndRestores) {
+    const int p = world_size(), me = world_rank();
+    FreshComm c;
+    ASSERT_EQ(tucoll_comm_set_ppn(c.comm, 3), MPI_SUCCESS);
+    tucoll_topology_t t;
+    ASSERT_EQ(tucoll_comm_get_topology(c.comm, &t), MPI_SUCCESS);
+    EXPECT_EQ(t.node, me / 3);
+    EXPECT_EQ(t.num_nodes, (p + 2) / 3);
+    EXPECT_EQ(t.source, 2);
+    EXPECT_EQ(t.regular, p % 3 == 0 || p < 3 ? 1 : 0);
+    ASSERT_EQ(tucoll_comm_set_ppn(c.comm, 0), MPI_SUCCESS);
+    ASSERT_EQ(tucoll_comm_get_topology(c.comm, &t), MPI_SUCCESS);
+    EXPECT_EQ(t.num_nodes, 1);
+    EXPECT_EQ(t.source, 0);
+}
+
+TEST(Topology, DisagreeingRanksGetAnErrorEverywhere) {
+    if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+    FreshComm c;
+    const int rc = tucoll_comm_set_ppn(c.comm, world_rank() == 0 ? 2 : 1);
+    EXPECT_EQ(rc, MPI_ERR_ARG);
+    EXPECT_NE(std::string(tucoll_error_string(rc)).find("different values"), std::string::npos);
+    setenv("TUCOLL_PPN", world_rank() == 0 ? "1" : "2", 1);
+    FreshComm d;
+    tucoll_topology_t t;
+    const int rc2 = tucoll_comm_get_topology(d.comm, &t);
+    unsetenv("TUCOLL_PPN");
+    EXPECT_EQ(rc2, MPI_ERR_ARG);
+    EXPECT_NE(std::string(tucoll_error_string(rc2)).find("TUCOLL_PPN"), std::string::npos) << tucoll_error_string(rc2);
+}
+
+TEST(Topology, MalformedEnvironmentIsAnError) {
+    setenv("TUCOLL_PPN", "many", 1);
+    FreshComm c;
+    tucoll_topology_t t;
+    const int rc = tucoll_comm_get_topology(c.comm, &t);
+    unsetenv("TUCOLL_PPN");
+    EXPECT_EQ(rc, MPI_ERR_ARG);
+    EXPECT_NE(std::string(tucoll_error_string(rc)).find("TUCOLL_PPN=many"), std::string::npos);
+}
+
+TEST(Scratch, BuffersAreReusedAndGrowOnlyWhenNeeded) {
+    FreshComm c;
+    Context *ctx = nullptr;
+    ASSERT_EQ(Context::get(c.comm, &ctx), MPI_SUCCESS);
+    char *a = ctx->scratch(Slot::kTemp, 1000);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
+    EXPECT_EQ(ctx->scratch(Slot::kTemp, 10), a);
+    EXPECT_EQ(ctx->scratch(Slot::kTemp, 1000), a);
+    char *b = ctx->scratch(Slot::kTemp, 100000);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(ctx->scratch(Slot::kTemp, 5000), b);
+    EXPECT_NE(ctx->scratch(Slot::kAux, 10), b);
+    EXPECT_EQ(tucoll_comm_release_scratch(c.comm), MPI_SUCCESS);
+    EXPECT_NE(ctx->scratch(Slot::kTemp, 10), nullptr);
+}
+
+// Two tucoll calls with a non-contiguous type: the packing buffers are allocated once.
+TEST(Scratch, PackingBuffersSurviveAcrossCalls) {
+    FreshComm c;
+    Workload w;
+    TypePair t;
+    AlltoallvBuffers b;
+    ASSERT_EQ(Workload::create("uniform", 256, world_size(), 3, &w), "");
+    ASSERT_EQ(TypePair::create("vector", &t), "");
+    ASSERT_EQ(bench::build_alltoallv(w, t, world_rank(), Layout::kPacked, &b), "");
+    auto call = [&] {
+        return tucoll_alltoallv_with("linear", b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send,
+                                     b.recv.data(), b.recvcounts.data(), b.rdispls.data(), t.recv, c.comm);
+    };
+    ASSERT_EQ(call(), MPI_SUCCESS);
+    Context *ctx = Context::peek(c.comm);
+    ASSERT_NE(ctx, nullptr);
+    char *send_pack = ctx->scratch(Slot::kPackSend, 0);
+    char *recv_pack = ctx->scratch(Slot::kPackRecv, 0);
+    ASSERT_EQ(call(), MPI_SUCCESS);
+    EXPECT_EQ(ctx->scratch(Slot::kPackSend, 0), send_pack);
+    EXPECT_EQ(ctx->scratch(Slot::kPackRecv, 0), recv_pack);
+}
+
+TEST(Stats, DescribeTheLastCall) {
+    const int p = world_size(), me = world_rank();
+    FreshComm c;
+    tucoll_stats_t s;
+    EXPECT_EQ(tucoll_get_stats(c.comm, &s), MPI_ERR_OTHER);
+    Workload w;
+    TypePair t;
+    AlltoallvBuffers b;
+    ASSERT_EQ(Workload::create("uniform", 100, p, 5, &w), "");
+    for (const char *type : {"int", "vector"}) {
+        ASSERT_EQ(TypePair::create(type, &t), "");
+        ASSERT_EQ(bench::build_alltoallv(w, t, me, Layout::kPacked, &b), "");
+        int64_t messages = 0, bytes = 0, packed = 0;
+        for (int j = 0; j < p; ++j) {
+            const int64_t block = b.sendcounts[j] * t.send_size;
+            packed += block + b.recvcounts[j] * t.recv_size;
+            if (j != me && block > 0) {
+                ++messages;
+                bytes += block;
+            }
+        }
+        for (const char *spec : {"linear", "scattered:block_count=2", "vendor"}) {
+            ASSERT_EQ(tucoll_alltoallv_with(spec, b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send,
+                                            b.recv.data(), b.recvcounts.data(), b.rdispls.data(), t.recv, c.comm),
+                      MPI_SUCCESS);
+            ASSERT_EQ(tucoll_get_stats(c.comm, &s), MPI_SUCCESS);
+            const bool vendor = std::string(spec) == "vendor";
+            EXPECT_STREQ(s.collective, "alltoallv");
+            EXPECT_STREQ(s.algorithm, spec);
+            EXPECT_EQ(s.messages, messages) << spec;
+            EXPECT_EQ(s.bytes_sent, bytes) << spec;
+            EXPECT_EQ(s.rounds, vendor ? 0 : p - 1) << spec;
+            EXPECT_EQ(s.scratch_bytes, 0) << spec;
+            EXPECT_EQ(s.pack_bytes, vendor || std::string(type) == "int" ? 0 : packed) << spec << " " << type;
+            EXPECT_STREQ(s.path, vendor ? "typed" : std::string(type) == "int" ? "direct" : "packed send+recv");
+        }
+    }
+}
+
+// Library messages travel on the context's private duplicate: a wildcard receive the user has
+// pending on the same communicator must not catch any of them.
+TEST(PrivateCommunicator, PendingUserWildcardReceiveIsNotMatched) {
+    const int p = world_size(), me = world_rank();
+    Workload w;
+    TypePair t;
+    AlltoallvBuffers b;
+    ASSERT_EQ(Workload::create("uniform", 64, p, 9, &w), "");
+    ASSERT_EQ(TypePair::create("int", &t), "");
+    for (const auto &alg : alltoallv::registry()) {
+        ASSERT_EQ(bench::build_alltoallv(w, t, me, Layout::kPacked, &b), "");
+        b.fill_recv_sentinel();
+        ASSERT_EQ(MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send, b.recv.data(),
+                                b.recvcounts.data(), b.rdispls.data(), t.recv, MPI_COMM_WORLD),
+                  MPI_SUCCESS);
+        const auto expected = b.recv;
+        b.fill_recv_sentinel();
+
+        int user_msg[2] = {-1, -1};
+        MPI_Request user_req;
+        MPI_Irecv(user_msg, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &user_req);
+        const int rc = tucoll_alltoallv_with(alg.name.c_str(), b.send.data(), b.sendcounts.data(), b.sdispls.data(),
+                                             t.send, b.recv.data(), b.recvcounts.data(), b.rdispls.data(), t.recv,
+                                             MPI_COMM_WORLD);
+        int flag = 0;
+        MPI_Test(&user_req, &flag, MPI_STATUS_IGNORE);
+        EXPECT_EQ(flag, 0) << alg.name << ": the user's wildcard receive matched library traffic";
+        MPI_Barrier(MPI_COMM_WORLD);  // no user message is sent before every rank has tested
+        const int payload[2] = {me, 4242};
+        MPI_Send(payload, 2, MPI_INT, (me + 1) % p, 7, MPI_COMM_WORLD);
+        MPI_Status st;
+        MPI_Wait(&user_req, &st);
+        EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
+        EXPECT_EQ(user_msg[0], (me - 1 + p) % p);
+        EXPECT_EQ(user_msg[1], 4242);
+        EXPECT_EQ(st.MPI_TAG, 7);
+        EXPECT_TRUE(all_ranks(b.recv == expected)) << alg.name;
+    }
+}
+
+// The user's communicator is what the exchange spans: sub-communicators run concurrently.
+TEST(PrivateCommunicator, SubCommunicatorsFromSplit) {
+    const int me = world_rank();
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, me % 2, -me, &half);  // reversed rank order inside each half
+    int hp = 0, hr = 0;
+    MPI_Comm_size(half, &hp);
+    MPI_Comm_rank(half, &hr);
+    Workload w;
+    TypePair t;
+    AlltoallvBuffers b;
+    ASSERT_EQ(Workload::create("uniform", 50, hp, 11 + me % 2, &w), "");
+    ASSERT_EQ(TypePair::create("double", &t), "");
+    bool ok = true;
+    for (const auto &alg : alltoallv::registry()) {
+        ASSERT_EQ(bench::build_alltoallv(w, t, hr, Layout::kScattered, &b), "");
+        b.fill_recv_sentinel();
+        MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send, b.recv.data(),
+                      b.recvcounts.data(), b.rdispls.data(), t.recv, half);
+        const auto expected = b.recv;
+        b.fill_recv_sentinel();
+        const int rc = tucoll_alltoallv_with(alg.name.c_str(), b.send.data(), b.sendcounts.data(), b.sdispls.data(),
+                                             t.send, b.recv.data(), b.recvcounts.data(), b.rdispls.data(), t.recv,
+                                             half);
+        EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
+        EXPECT_EQ(b.recv, expected) << alg.name;
+        ok = ok && rc == MPI_SUCCESS && b.recv == expected;
+    }
+    MPI_Comm_free(&half);  // releases the context through the attribute's delete callback
+    EXPECT_TRUE(all_ranks(ok));
+}
+
+}  // namespace
+}  // namespace tucoll::test

@@ -1,0 +1,66 @@
+// Helpers for MPI tests: verdicts agreed over ranks, and the parameter variants of a registry.
+#pragma once
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "core/registry.h"
+
+namespace tucoll::test {
+
+inline int world_rank() {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+inline int world_size() {
+    int p = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    return p;
+}
+
+// True on every rank iff `local` holds on every rank of `comm`. Tests assert on this, after all
+// collective calls, so that a failure on one rank never leaves the others waiting.
+inline bool all_ranks(bool local, MPI_Comm comm = MPI_COMM_WORLD) {
+    int in = local ? 1 : 0, out = 0;
+    MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, comm);
+    return out != 0;
+}
+
+// Spec strings covering every algorithm of `registry` at `scope`: each with defaults, and each
+// parameter in turn at its edges and a few values between (others at their defaults). Values
+// above an unbounded maximum's practical range (P, P+1) are included to exercise clamping.
+inline std::vector<std::string> spec_variants(const RegistryBase &registry, const Scope &scope) {
+    std::vector<std::string> specs;
+    for (size_t i = 0; i < registry.size(); ++i) {
+        const AlgorithmInfo &alg = registry.info(i);
+        specs.push_back(alg.name);
+        for (const ParamSpec &p : alg.params) {
+            const long lo = p.min.eval(scope);
+            const long hi = p.max.is_unbounded() ? scope.nprocs + 1 : std::max(lo, p.max.eval(scope));
+            std::vector<long> values = {lo, lo + 1, lo + 2, (lo + hi) / 2, hi - 1, hi};
+            std::sort(values.begin(), values.end());
+            values.erase(std::unique(values.begin(), values.end()), values.end());
+            for (long v : values) {
+                if (v < lo || v > hi || v == p.default_value) continue;
+                specs.push_back(alg.name + ":" + p.name + "=" + std::to_string(v));
+            }
+        }
+    }
+    return specs;
+}
+
+// A gtest-safe name for a spec or distribution ("scattered:block_count=3" -> "scattered_block_count_3").
+inline std::string sanitize(std::string s) {
+    for (char &c : s) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    }
+    return s;
+}
+
+}  // namespace tucoll::test
