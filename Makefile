@@ -1,0 +1,76 @@
+# tucoll — the commands a user needs. `make demo` and `make test` install what is missing
+# (apt-get for system packages, pip into .venv), then build; present tools are used as they are.
+#
+#   make demo                 build, then compare the alltoallv algorithms on 4 ranks
+#   make test                 build from scratch and run every test (ctest + pytest)
+#   make test MPI=mpich       the same against MPICH (build-mpich/)
+#   make build                build into build/ (binaries in build/bin/)
+#   make install PREFIX=DIR   library, header, CMake package and pkg-config file
+#   make sanitize             the MPI tests under AddressSanitizer + UBSan (build-asan/)
+#   make docs                 regenerate the registry-driven parts of README.md
+
+SHELL := /bin/bash
+MPI ?= openmpi
+BUILD_TYPE ?= RelWithDebInfo
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CTEST_ARGS ?=
+PYTEST_ARGS ?=
+BUILD_DIR ?= $(if $(filter openmpi,$(MPI)),build,build-$(MPI))
+VENV := .venv
+PYTHON := $(VENV)/bin/python
+
+# Open MPI refuses to start as root without these; they change nothing for other users.
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+
+.PHONY: all deps venv configure build test ctest pytest demo install sanitize docs clean
+
+all: build
+
+deps:
+	@scripts/deps.sh system $(MPI)
+
+$(VENV)/.installed: python/pyproject.toml
+	@test -x $(PYTHON) || python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+	$(PYTHON) -m pip install --quiet -e "python[test]"
+	@touch $@
+
+venv: deps $(VENV)/.installed
+
+configure: deps
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $$(scripts/deps.sh cmake-args $(MPI)) $(CMAKE_ARGS)
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+ctest:
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+pytest: venv
+	TUCOLL_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q tests/python $(PYTEST_ARGS)
+
+test: venv
+	rm -rf $(BUILD_DIR)
+	$(MAKE) --no-print-directory build
+	$(MAKE) --no-print-directory ctest
+	$(MAKE) --no-print-directory pytest
+
+demo: build venv
+	$(PYTHON) -m tucoll demo --build-dir $(BUILD_DIR)
+
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+sanitize: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTUCOLL_SANITIZE=ON $$(scripts/deps.sh cmake-args $(MPI))
+	cmake --build build-asan -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) -LE install $(CTEST_ARGS)
+
+docs: build venv
+	$(PYTHON) -m tucoll docs --build-dir $(BUILD_DIR) --write README.md
+
+clean:
+	rm -rf build build-mpich build-asan

@@ -1,0 +1,3 @@
+from tucoll.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,57 @@
+"""Running tucoll-bench and reading what it prints."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from tucoll.build import Build
+
+# Every collective's CSV starts with these columns (later ones may follow).
+CSV_COLUMNS = [
+    "collective", "algorithm", "params", "nprocs", "ppn", "dist", "size", "type", "iters",
+    "median_us", "min_us", "max_us", "rounds", "messages", "scratch_bytes", "ok",
+]
+
+
+class BenchError(RuntimeError):
+    """tucoll-bench exited with an error; the message carries its output."""
+
+
+@dataclass
+class BenchRun:
+    collective: str
+    nprocs: int
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def run_bench(build: Build, run: BenchRun, timeout: float | None = None) -> pd.DataFrame:
+    """Runs tucoll-bench with CSV output and returns its rows (params kept as strings)."""
+    cmd = build.launch(run.nprocs, "tucoll-bench", [run.collective, *run.args, "--format", "csv"])
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=build.environment(run.env), timeout=timeout)
+    if proc.returncode not in (0, 1):  # 1 = a --check mismatch, reported in the rows
+        raise BenchError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    frame = pd.read_csv(io.StringIO(proc.stdout), dtype={"params": str, "ok": str, "path": str}, keep_default_na=False)
+    missing = [c for c in CSV_COLUMNS if c not in frame.columns]
+    if missing:
+        raise BenchError(f"tucoll-bench output lacks columns {missing}:\n{proc.stdout}")
+    return frame
+
+
+def registry(build: Build) -> dict:
+    """The library's registry (every collective, algorithm and parameter) as JSON."""
+    cmd = build.launch(1, "tucoll-bench", ["--list-json"])
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=build.environment(), check=False)
+    if proc.returncode != 0:
+        raise BenchError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout)
+
+
+def spec(row: pd.Series) -> str:
+    """The spec string of a result row: name, or name:params."""
+    return f"{row['algorithm']}:{row['params']}" if row["params"] else row["algorithm"]

@@ -1,0 +1,56 @@
+"""Where the C++ build lives and how to launch its MPI programs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# Open MPI refuses to start as root without these; they change nothing for other users.
+LAUNCH_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+@dataclass(frozen=True)
+class Build:
+    """A configured CMake build directory (its build-info.json says how to launch jobs)."""
+
+    root: Path
+    mpi_flavor: str
+    mpiexec: str
+    numproc_flag: str
+    mpiexec_flags: list[str]
+
+    @classmethod
+    def find(cls, build_dir: str | os.PathLike | None = None) -> "Build":
+        root = Path(build_dir or os.environ.get("TUCOLL_BUILD_DIR") or REPO_ROOT / "build").resolve()
+        info_file = root / "build-info.json"
+        if not info_file.is_file():
+            raise FileNotFoundError(f"{info_file} not found: build tucoll first (make build)")
+        info = json.loads(info_file.read_text())
+        return cls(
+            root=root,
+            mpi_flavor=info["mpi_flavor"],
+            mpiexec=info["mpiexec"],
+            numproc_flag=info["mpiexec_numproc_flag"] or "-n",
+            mpiexec_flags=shlex.split(info["mpiexec_flags"].replace(";", " ")),
+        )
+
+    def binary(self, name: str) -> Path:
+        path = self.root / "bin" / name
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} not found: build tucoll first (make build)")
+        return path
+
+    def launch(self, nprocs: int, program: str, args: list[str]) -> list[str]:
+        """The command line that runs `program` (a binary of this build) on `nprocs` ranks."""
+        return [self.mpiexec, self.numproc_flag, str(nprocs), *self.mpiexec_flags, str(self.binary(program)), *args]
+
+    def environment(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(LAUNCH_ENV)
+        env.update(extra or {})
+        return env

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Installs what tucoll needs when it is missing, and skips what is present (including tools that
+# a cluster's module system put on PATH). Debian/Ubuntu packages via apt-get when run as root or
+# with password-less sudo; otherwise it names what to install and fails.
+#
+#   scripts/deps.sh system MPI        MPI = openmpi | mpich
+#   scripts/deps.sh cmake-args MPI    prints the CMake arguments that select that MPI
+set -euo pipefail
+
+mpi=${2:-openmpi}
+case "$mpi" in
+  openmpi|mpich) ;;
+  *) echo "deps.sh: MPI must be openmpi or mpich, not '$mpi'" >&2; exit 2 ;;
+esac
+
+have_header() {  # have_header <relative path> : in a standard include dir or CPATH
+  local dir
+  for dir in /usr/include /usr/local/include ${CPATH:+${CPATH//:/ }} ${CPLUS_INCLUDE_PATH:+${CPLUS_INCLUDE_PATH//:/ }}; do
+    [ -f "$dir/$1" ] && return 0
+  done
+  return 1
+}
+
+# The MPI compiler wrapper of the requested flavour: Debian's suffixed name first, else an
+# unsuffixed one on PATH (a loaded module) that reports the right flavour.
+mpi_wrapper() {
+  if command -v "mpicc.$mpi" >/dev/null 2>&1; then command -v "mpicc.$mpi"; return 0; fi
+  if command -v mpicc >/dev/null 2>&1; then
+    local info
+    info=$( (mpicc --showme:version 2>/dev/null || mpicc -show 2>/dev/null || true) | head -c 400)
+    if [ "$mpi" = openmpi ] && echo "$info" | grep -qi "open mpi"; then command -v mpicc; return 0; fi
+    if [ "$mpi" = mpich ] && [ -n "$info" ] && ! echo "$info" | grep -qi "open mpi"; then command -v mpicc; return 0; fi
+  fi
+  return 1
+}
+
+mpi_launcher() {
+  local w
+  w=$(mpi_wrapper) || return 1
+  local dir
+  dir=$(dirname "$w")
+  for name in "mpiexec.$mpi" mpiexec "mpirun.$mpi" mpirun; do
+    [ -x "$dir/$name" ] && { echo "$dir/$name"; return 0; }
+  done
+  command -v mpiexec
+}
+
+missing_packages() {
+  local pkgs=()
+  command -v cmake >/dev/null 2>&1 || pkgs+=(cmake)
+  command -v g++ >/dev/null 2>&1 || pkgs+=(g++)
+  command -v make >/dev/null 2>&1 || pkgs+=(make)
+  command -v pkg-config >/dev/null 2>&1 || pkgs+=(pkg-config)
+  have_header gtest/gtest.h || pkgs+=(libgtest-dev)
+  have_header nlohmann/json.hpp || pkgs+=(nlohmann-json3-dev)
+  have_header CLI/CLI.hpp || pkgs+=(libcli11-dev)
+  if ! mpi_wrapper >/dev/null; then
+    if [ "$mpi" = openmpi ]; then pkgs+=(openmpi-bin libopenmpi-dev); else pkgs+=(mpich libmpich-dev); fi
+  fi
+  command -v python3 >/dev/null 2>&1 || pkgs+=(python3)
+  if command -v python3 >/dev/null 2>&1 && ! python3 -c "import venv, ensurepip" >/dev/null 2>&1; then
+    pkgs+=(python3-venv)
+  fi
+  echo "${pkgs[@]:-}"
+}
+
+install_system() {
+  local pkgs
+  pkgs=$(missing_packages)
+  [ -z "$pkgs" ] && return 0
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo"; else sudo="none"; fi
+  fi
+  if ! command -v apt-get >/dev/null 2>&1 || [ "$sudo" = none ]; then
+    echo "tucoll needs: $pkgs (Debian package names). Install them, or load the matching modules." >&2
+    exit 1
+  fi
+  echo "deps.sh: installing $pkgs"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  # shellcheck disable=SC2086
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
+}
+
+case "${1:-}" in
+  system) install_system ;;
+  cmake-args)
+    wrapper=$(mpi_wrapper) || { echo "deps.sh: no $mpi compiler wrapper found" >&2; exit 1; }
+    echo "-DMPI_C_COMPILER=$wrapper -DMPIEXEC_EXECUTABLE=$(mpi_launcher)"
+    ;;
+  *) echo "usage: $0 system|cmake-args openmpi|mpich" >&2; exit 2 ;;
+esac
