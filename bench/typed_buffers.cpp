@@ -6,13 +6,6 @@
 namespace tucoll::bench {
 namespace {
 
-uint64_t mix(uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 struct Placed {
     std::vector<int> displs;
     int64_t elements = 0;  // extent of the buffer in elements

@@ -8,15 +8,6 @@
 namespace tucoll::bench {
 namespace {
 
-// splitmix64: a counter-based generator, so block (i, j) gets the same random value on every
-// rank that asks for it.
-uint64_t mix(uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 // Uniform in [0, 1) for block (src, dst), stream `k`.
 double unit(uint64_t seed, int src, int dst, int k) {
     uint64_t h = mix(mix(seed * 0x100000001b3ULL + static_cast<uint64_t>(k)) ^

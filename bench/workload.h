@@ -9,6 +9,15 @@
 
 namespace tucoll::bench {
 
+// splitmix64: a counter-based hash, so that values derived from (seed, i, j) are the same on
+// every rank that computes them.
+inline uint64_t mix(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
 class Workload {
   public:
     // `dist` is one of the names in distribution_help(); `max_bytes` is S, the largest block.
