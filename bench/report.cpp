@@ -6,7 +6,7 @@ namespace tucoll::bench {
 
 const char *const kCsvHeader =
     "collective,algorithm,params,nprocs,ppn,dist,size,type,iters,median_us,min_us,max_us,rounds,messages,"
-    "scratch_bytes,ok,mean_us,bytes_sent,temp_bytes,path";
+    "scratch_bytes,ok,mean_us,bytes_sent,temp_bytes,staging_bytes,path";
 
 namespace {
 
@@ -32,13 +32,13 @@ std::string human_bytes(int64_t b) {
 void print_csv(const std::vector<Row> &rows, std::FILE *out) {
     std::fprintf(out, "%s\n", kCsvHeader);
     for (const Row &r : rows) {
-        std::fprintf(out, "%s,%s,%s,%d,%d,%s,%lld,%s,%d,%.3f,%.3f,%.3f,%lld,%lld,%lld,%s,%.3f,%lld,%lld,%s\n",
+        std::fprintf(out, "%s,%s,%s,%d,%d,%s,%lld,%s,%d,%.3f,%.3f,%.3f,%lld,%lld,%lld,%s,%.3f,%lld,%lld,%lld,%s\n",
                      r.collective.c_str(), r.algorithm.c_str(), csv_field(r.params).c_str(), r.nprocs, r.ppn,
                      csv_field(r.dist).c_str(), static_cast<long long>(r.size), r.type.c_str(), r.iters, r.median_us,
                      r.min_us, r.max_us, static_cast<long long>(r.rounds), static_cast<long long>(r.messages),
                      static_cast<long long>(r.scratch_bytes), ok_text(r.ok).c_str(), r.mean_us,
                      static_cast<long long>(r.bytes_sent), static_cast<long long>(r.temp_bytes),
-                     csv_field(r.path).c_str());
+                     static_cast<long long>(r.staging_bytes), csv_field(r.path).c_str());
     }
 }
 

@@ -42,7 +42,7 @@ struct Row {
     int nprocs = 0, ppn = 0, iters = 0;
     int64_t size = 0;
     double median_us = 0, min_us = 0, max_us = 0, mean_us = 0;
-    int64_t rounds = 0, messages = 0, scratch_bytes = 0, bytes_sent = 0, temp_bytes = 0;
+    int64_t rounds = 0, messages = 0, scratch_bytes = 0, bytes_sent = 0, temp_bytes = 0, staging_bytes = 0;
     int ok = -1;  // 1 / 0 when checked, -1 when not
 };
 

@@ -65,9 +65,10 @@ typedef struct tucoll_stats {
     int64_t messages;       /* point-to-point data messages this rank sent                */
     int64_t bytes_sent;     /* payload bytes this rank sent (metadata excluded)           */
     int64_t temp_bytes;     /* payload bytes this rank moved through temporary buffers    */
-    int64_t scratch_bytes;  /* bytes of temporary data buffers the algorithm used         */
+    int64_t scratch_bytes;  /* bytes of temporary buffers holding blocks between rounds    */
     int64_t pack_bytes;     /* bytes of buffers used to pack non-contiguous datatypes      */
-    int64_t reserved[8];
+    int64_t staging_bytes;  /* bytes of buffers holding blocks in flight within a round    */
+    int64_t reserved[7];
 } tucoll_stats_t;
 
 /* Statistics of the last tucoll collective this rank completed on `comm` (local, not collective).
@@ -100,14 +101,21 @@ TUCOLL_API int tucoll_check_spec(const char *collective, const char *spec, int n
  * `comm`; every rank must pass the same value. */
 TUCOLL_API int tucoll_comm_set_ppn(MPI_Comm comm, int ppn);
 
+/* Declares the node (region) of the calling rank: ranks passing the same non-negative id form a
+ * node, nodes are numbered by their lowest rank, and local ranks follow rank order. Unlike
+ * tucoll_comm_set_ppn this describes any placement, e.g. round-robin. Collective over `comm`. */
+TUCOLL_API int tucoll_comm_set_node(MPI_Comm comm, int node_id);
+
 typedef struct tucoll_topology {
     int node;        /* index of this rank's node (region), 0 .. num_nodes-1           */
     int local_rank;  /* rank within the node                                           */
     int local_size;  /* ranks on this rank's node                                      */
     int num_nodes;
     int ppn;         /* ranks per node when every node has the same number, else 0      */
+    int max_local_size; /* ranks on the largest node                                     */
     int regular;     /* 1 when ppn > 0 and ranks are numbered node by node             */
-    int source;      /* 0 = MPI_Comm_split_type, 1 = TUCOLL_PPN, 2 = tucoll_comm_set_ppn */
+    int source;      /* 0 = MPI_Comm_split_type, 1 = TUCOLL_PPN, 2 = tucoll_comm_set_ppn,
+                        3 = tucoll_comm_set_node                                        */
 } tucoll_topology_t;
 
 /* The topology tucoll uses for `comm` (collective on the first tucoll use of `comm`). */

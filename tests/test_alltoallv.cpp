@@ -27,7 +27,7 @@ struct Case {
 };
 
 std::vector<std::string> distributions() {
-    std::vector<std::string> d = {"uniform", "zeros", "onehot", "onehuge", "powerlaw", "normal", "fft1", "fft2"};
+    std::vector<std::string> d = test_distributions();
     const int p = world_size();
     if (p == 4 || p == 8 || p == 16) {
         d.push_back("file:" TUCOLL_SHARED_DIR "/data/patterns/pattern_" + std::to_string(p) + ".txt:scale=0.000001");
@@ -40,7 +40,7 @@ std::vector<Case> all_cases() {
     const Scope scope{world_size(), world_size()};
     for (const std::string &spec : spec_variants(alltoallv::registry(), scope)) {
         for (const std::string &dist : distributions()) {
-            for (const std::string &type : bench::type_pair_names()) cases.push_back({spec, dist, type});
+            for (const std::string &type : test_types()) cases.push_back({spec, dist, type});
         }
     }
     return cases;

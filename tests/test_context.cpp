@@ -111,7 +111,7 @@ TEST(Scratch, BuffersAreReusedAndGrowOnlyWhenNeeded) {
     char *b = ctx->scratch(Slot::kTemp, 100000);
     ASSERT_NE(b, nullptr);
     EXPECT_EQ(ctx->scratch(Slot::kTemp, 5000), b);
-    EXPECT_NE(ctx->scratch(Slot::kAux, 10), b);
+    EXPECT_NE(ctx->scratch(Slot::kStaging, 10), b);
     EXPECT_EQ(tucoll_comm_release_scratch(c.comm), MPI_SUCCESS);
     EXPECT_NE(ctx->scratch(Slot::kTemp, 10), nullptr);
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,24 @@ inline std::vector<std::string> spec_variants(const RegistryBase &registry, cons
         }
     }
     return specs;
+}
+
+// The distributions and datatype pairs the correctness matrices cover: everything by default;
+// TUCOLL_TEST_MATRIX=quick keeps three of each (for MPIs whose ranks busy-poll, where
+// oversubscription makes every call slow).
+inline bool quick_matrix() {
+    const char *m = std::getenv("TUCOLL_TEST_MATRIX");
+    return m != nullptr && std::string(m) == "quick";
+}
+
+inline std::vector<std::string> test_distributions() {
+    if (quick_matrix()) return {"uniform", "zeros", "onehuge"};
+    return {"uniform", "zeros", "onehot", "onehuge", "powerlaw", "normal", "fft1", "fft2"};
+}
+
+inline std::vector<std::string> test_types() {
+    if (quick_matrix()) return {"char", "vector", "int-vector"};
+    return {"char", "int", "double", "vector", "char4-char", "int-vector", "char4-int"};
 }
 
 // A gtest-safe name for a spec or distribution ("scattered:block_count=3" -> "scattered_block_count_3").

@@ -53,5 +53,9 @@ Algorithm pairwise_algorithm();
 Algorithm spreadout_algorithm();
 Algorithm scattered_algorithm();
 Algorithm xor_algorithm();
+Algorithm bruck2_algorithm();
+Algorithm tuna_algorithm();
+Algorithm tuna_coalesced_algorithm();
+Algorithm tuna_staggered_algorithm();
 
 }  // namespace tucoll::alltoallv

@@ -12,6 +12,10 @@ const Registry<Algorithm> &registry() {
                                                   spreadout_algorithm(),
                                                   scattered_algorithm(),
                                                   xor_algorithm(),
+                                                  bruck2_algorithm(),
+                                                  tuna_algorithm(),
+                                                  tuna_coalesced_algorithm(),
+                                                  tuna_staggered_algorithm(),
                                               });
     return instance;
 }

@@ -64,6 +64,7 @@ extern "C" int tucoll_get_stats(MPI_Comm comm, tucoll_stats_t *out) {
     out->temp_bytes = s.temp_bytes;
     out->scratch_bytes = s.scratch_bytes;
     out->pack_bytes = s.pack_bytes;
+    out->staging_bytes = s.staging_bytes;
     return MPI_SUCCESS;
 }
 
@@ -111,6 +112,12 @@ extern "C" int tucoll_comm_set_ppn(MPI_Comm comm, int ppn) {
     return ctx->set_ppn(ppn);
 }
 
+extern "C" int tucoll_comm_set_node(MPI_Comm comm, int node_id) {
+    tucoll::Context *ctx = nullptr;
+    TUCOLL_TRY(tucoll::Context::get(comm, &ctx));
+    return ctx->set_node(node_id);
+}
+
 extern "C" int tucoll_comm_get_topology(MPI_Comm comm, tucoll_topology_t *out) {
     if (out == nullptr) return tucoll::fail(MPI_ERR_ARG, "tucoll_comm_get_topology: topology is NULL");
     tucoll::Context *ctx = nullptr;
@@ -121,6 +128,7 @@ extern "C" int tucoll_comm_get_topology(MPI_Comm comm, tucoll_topology_t *out) {
     out->local_size = t.local_size;
     out->num_nodes = t.num_nodes;
     out->ppn = t.ppn;
+    out->max_local_size = t.max_local_size;
     out->regular = t.regular ? 1 : 0;
     out->source = static_cast<int>(t.source);
     return MPI_SUCCESS;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <new>
 #include <set>
@@ -148,29 +149,32 @@ int Context::set_ppn(int ppn) {
     return compute_topology(env, env > 0 ? Topology::kEnv : Topology::kSplitType);
 }
 
+int Context::set_node(int node_id) {
+    if (node_id < 0) return failf(MPI_ERR_ARG, "tucoll_comm_set_node: node id %d is negative", node_id);
+    return topology_from_node_ids(node_id, 0, Topology::kNodeIds);
+}
+
 int Context::compute_topology(int requested_ppn, Topology::Source source) {
-    Topology t;
-    t.source = source;
+    if (requested_ppn > 0) return topology_from_node_ids(rank_ / requested_ppn, requested_ppn, source);
+    MPI_Comm node_comm = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
+    TUCOLL_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm));
+    int local_rank = 0;
+    TUCOLL_MPI(MPI_Comm_rank(node_comm, &local_rank));
+    TUCOLL_MPI(MPI_Comm_split(comm_, local_rank == 0 ? 0 : MPI_UNDEFINED, rank_, &leaders));
+    int node = 0;
+    if (leaders != MPI_COMM_NULL) {
+        TUCOLL_MPI(MPI_Comm_rank(leaders, &node));
+        TUCOLL_MPI(MPI_Comm_free(&leaders));
+    }
+    TUCOLL_MPI(MPI_Bcast(&node, 1, MPI_INT, 0, node_comm));
+    TUCOLL_MPI(MPI_Comm_free(&node_comm));
+    return topology_from_node_ids(node, 0, source);
+}
+
+int Context::topology_from_node_ids(int my_node_id, int requested_ppn, Topology::Source source) {
     // Each rank contributes (node id, its requested ppn) so that a TUCOLL_PPN set differently on
     // different ranks is caught before it can make ranks disagree about the schedule.
-    int mine[2] = {0, requested_ppn};
-    if (requested_ppn > 0) {
-        mine[0] = rank_ / requested_ppn;
-    } else {
-        MPI_Comm node_comm = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
-        TUCOLL_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm));
-        int local_rank = 0;
-        TUCOLL_MPI(MPI_Comm_rank(node_comm, &local_rank));
-        TUCOLL_MPI(MPI_Comm_split(comm_, local_rank == 0 ? 0 : MPI_UNDEFINED, rank_, &leaders));
-        int node = 0;
-        if (leaders != MPI_COMM_NULL) {
-            TUCOLL_MPI(MPI_Comm_rank(leaders, &node));
-            TUCOLL_MPI(MPI_Comm_free(&leaders));
-        }
-        TUCOLL_MPI(MPI_Bcast(&node, 1, MPI_INT, 0, node_comm));
-        TUCOLL_MPI(MPI_Comm_free(&node_comm));
-        mine[0] = node;
-    }
+    int mine[2] = {my_node_id, requested_ppn};
     std::vector<int> all(2 * static_cast<size_t>(size_));
     TUCOLL_MPI(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm_));
     for (int r = 0; r < size_; ++r) {
@@ -179,25 +183,32 @@ int Context::compute_topology(int requested_ppn, Topology::Source source) {
                          "set TUCOLL_PPN identically everywhere", requested_ppn, rank_, all[2 * r + 1], r);
         }
     }
+    Topology t;
+    t.source = source;
     t.node_of.resize(size_);
     t.local_rank_of.resize(size_);
+    // Nodes are numbered in the order of their lowest rank, whatever ids the ranks gave.
+    std::map<int, int> index_of_id;
     std::vector<int> node_sizes;
     for (int r = 0; r < size_; ++r) {
-        int node = all[2 * r];
-        t.node_of[r] = node;
-        if (node >= static_cast<int>(node_sizes.size())) node_sizes.resize(node + 1, 0);
-        t.local_rank_of[r] = node_sizes[node]++;
+        auto [it, added] = index_of_id.emplace(all[2 * r], static_cast<int>(node_sizes.size()));
+        if (added) node_sizes.push_back(0);
+        t.node_of[r] = it->second;
+        t.local_rank_of[r] = node_sizes[it->second]++;
     }
     t.num_nodes = static_cast<int>(node_sizes.size());
     t.node = t.node_of[rank_];
     t.local_rank = t.local_rank_of[rank_];
     t.local_size = node_sizes[t.node];
     t.max_local_size = *std::max_element(node_sizes.begin(), node_sizes.end());
-    bool equal = std::all_of(node_sizes.begin(), node_sizes.end(),
-                             [&](int n) { return n == node_sizes[0]; });
+    const bool equal = std::all_of(node_sizes.begin(), node_sizes.end(), [&](int n) { return n == node_sizes[0]; });
     t.ppn = equal ? node_sizes[0] : 0;
     t.regular = equal;
     for (int r = 0; r < size_ && t.regular; ++r) t.regular = (t.node_of[r] == r / t.ppn);
+    if (equal) {
+        t.rank_at.resize(size_);
+        for (int r = 0; r < size_; ++r) t.rank_at[static_cast<size_t>(t.node_of[r]) * t.ppn + t.local_rank_of[r]] = r;
+    }
     topo_ = std::move(t);
     return MPI_SUCCESS;
 }

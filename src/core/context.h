@@ -14,7 +14,7 @@
 namespace tucoll {
 
 struct Topology {
-    enum Source { kSplitType = 0, kEnv = 1, kApi = 2 };
+    enum Source { kSplitType = 0, kEnv = 1, kApi = 2, kNodeIds = 3 };
     int node = 0;
     int local_rank = 0;
     int local_size = 1;
@@ -25,11 +25,24 @@ struct Topology {
     Source source = kSplitType;
     std::vector<int> node_of;        // node of every rank of the communicator
     std::vector<int> local_rank_of;  // rank within its node of every rank
+    std::vector<int> rank_at;        // when ppn > 0: rank_at[node * ppn + local] = rank
+
+    // The rank holding local index `local` on `node` (requires ppn > 0).
+    int rank_of(int node, int local) const { return rank_at[static_cast<size_t>(node) * ppn + local]; }
 };
 
 // Reusable buffers. Data slots hold payload bytes; index slots hold O(P) metadata.
-enum class Slot { kPackSend, kPackRecv, kTemp, kAux, kCount };
-enum class IndexSlot { kSendCounts, kSendDispls, kRecvCounts, kRecvDispls, kMeta0, kMeta1, kMeta2, kMeta3, kCount };
+//   kPackSend/kPackRecv  packed forms of non-contiguous datatypes
+//   kTemp                blocks held between rounds (TuNA's T)
+//   kInter               blocks waiting for the inter-node phase of hierarchical algorithms
+//   kStaging             blocks in flight within a round that have nowhere else to be
+enum class Slot { kPackSend, kPackRecv, kTemp, kInter, kStaging, kCount };
+enum class IndexSlot {
+    kSendCounts, kSendDispls, kRecvCounts, kRecvDispls,  // byte view of the user's arguments
+    kMeta0, kMeta1, kMeta2, kMeta3,                      // per-algorithm bookkeeping
+    kInter,                                              // sizes of blocks waiting for the inter-node phase
+    kCount
+};
 
 class Context {
   public:
@@ -49,6 +62,8 @@ class Context {
 
     // Collective: declares `ppn` ranks per node (0 = detect again).
     int set_ppn(int ppn);
+    // Collective: each rank declares the node it sits on (any non-negative id).
+    int set_node(int node_id);
 
     // A buffer of at least `bytes` bytes for `slot`, 64-byte aligned, reused across calls;
     // nullptr when memory runs out (and possibly when bytes == 0). Contents are not preserved
@@ -66,6 +81,7 @@ class Context {
     Context() = default;
     int init(MPI_Comm user);
     int compute_topology(int requested_ppn, Topology::Source source);
+    int topology_from_node_ids(int my_node_id, int requested_ppn, Topology::Source source);
 
     MPI_Comm user_ = MPI_COMM_NULL;
     MPI_Comm comm_ = MPI_COMM_NULL;

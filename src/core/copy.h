@@ -11,4 +11,9 @@ inline void local_copy(void *dst, const void *src, int64_t bytes) {
     if (bytes > 0 && dst != src) std::memcpy(dst, src, static_cast<size_t>(bytes));
 }
 
+// As local_copy, for ranges that may overlap.
+inline void local_move(void *dst, const void *src, int64_t bytes) {
+    if (bytes > 0 && dst != src) std::memmove(dst, src, static_cast<size_t>(bytes));
+}
+
 }  // namespace tucoll

@@ -1,5 +1,6 @@
 #include "core/p2p.h"
 
+#include <algorithm>
 #include <climits>
 
 #include "core/errors.h"
@@ -80,6 +81,59 @@ int Requests::recv(void *buf, int64_t bytes, int source, int tag, MPI_Comm comm)
     reqs_.push_back(MPI_REQUEST_NULL);
     is_recv_.push_back(1);
     return irecv_bytes(buf, bytes, source, tag, comm, &reqs_.back());
+}
+
+void BlockList::clear() {
+    ptrs_.clear();
+    sizes_.clear();
+    total_ = 0;
+}
+
+void BlockList::add(const void *ptr, int64_t bytes) {
+    if (bytes <= 0) return;
+    ptrs_.push_back(static_cast<const char *>(ptr));
+    sizes_.push_back(bytes);
+    total_ += bytes;
+}
+
+int Requests::send(const BlockList &blocks, int dest, int tag, MPI_Comm comm) {
+    return post_list(blocks, dest, tag, comm, false);
+}
+
+int Requests::recv(const BlockList &blocks, int source, int tag, MPI_Comm comm) {
+    return post_list(blocks, source, tag, comm, true);
+}
+
+int Requests::post_list(const BlockList &blocks, int peer, int tag, MPI_Comm comm, bool is_recv) {
+    if (blocks.ptrs_.empty()) return MPI_SUCCESS;
+    if (blocks.ptrs_.size() == 1) {
+        char *p = const_cast<char *>(blocks.ptrs_[0]);
+        return is_recv ? recv(p, blocks.sizes_[0], peer, tag, comm) : send(p, blocks.sizes_[0], peer, tag, comm);
+    }
+    // Ranges above the large-message limit are cut so that every length fits an int.
+    std::vector<int> lengths;
+    std::vector<MPI_Aint> displs;
+    lengths.reserve(blocks.ptrs_.size());
+    displs.reserve(blocks.ptrs_.size());
+    for (size_t k = 0; k < blocks.ptrs_.size(); ++k) {
+        for (int64_t done = 0; done < blocks.sizes_[k]; done += limit) {
+            MPI_Aint address;
+            TUCOLL_MPI(MPI_Get_address(blocks.ptrs_[k] + done, &address));
+            displs.push_back(address);
+            lengths.push_back(static_cast<int>(std::min<int64_t>(limit, blocks.sizes_[k] - done)));
+        }
+    }
+    MPI_Datatype type;
+    TUCOLL_MPI(MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displs.data(), MPI_BYTE,
+                                        &type));
+    TUCOLL_MPI(MPI_Type_commit(&type));
+    reqs_.push_back(MPI_REQUEST_NULL);
+    is_recv_.push_back(is_recv ? 1 : 0);
+    int rc = is_recv ? MPI_Irecv(MPI_BOTTOM, 1, type, peer, tag, comm, &reqs_.back())
+                     : MPI_Isend(MPI_BOTTOM, 1, type, peer, tag, comm, &reqs_.back());
+    MPI_Type_free(&type);  // MPI keeps it alive while the request needs it
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, is_recv ? "MPI_Irecv" : "MPI_Isend");
+    return MPI_SUCCESS;
 }
 
 int Requests::wait_all() {

@@ -24,6 +24,23 @@ enum Tag : int {
 int isend_bytes(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm, MPI_Request *req);
 int irecv_bytes(void *buf, int64_t bytes, int source, int tag, MPI_Comm comm, MPI_Request *req);
 
+// Several memory ranges sent or received as one message: a single range goes out as plain
+// bytes, several as an hindexed datatype over absolute addresses (MPI_BOTTOM), so blocks
+// scattered over different buffers travel without being copied together first.
+class BlockList {
+  public:
+    void clear();
+    void add(const void *ptr, int64_t bytes);  // empty ranges are ignored
+    int64_t bytes() const { return total_; }
+    bool empty() const { return total_ == 0; }
+
+  private:
+    friend class Requests;
+    std::vector<const char *> ptrs_;
+    std::vector<int64_t> sizes_;
+    int64_t total_ = 0;
+};
+
 // A set of outstanding requests completed together.
 class Requests {
   public:
@@ -38,11 +55,16 @@ class Requests {
     // Post operations; return MPI_SUCCESS or a tucoll error.
     int send(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm);
     int recv(void *buf, int64_t bytes, int source, int tag, MPI_Comm comm);
+    // One message made of the list's ranges (nothing is posted for an empty list). The ranges
+    // must stay valid until wait_all().
+    int send(const BlockList &blocks, int dest, int tag, MPI_Comm comm);
+    int recv(const BlockList &blocks, int source, int tag, MPI_Comm comm);
 
     int wait_all();  // completes everything posted so far
     size_t pending() const { return reqs_.size(); }
 
   private:
+    int post_list(const BlockList &blocks, int peer, int tag, MPI_Comm comm, bool is_recv);
     std::vector<MPI_Request> reqs_;
     std::vector<char> is_recv_;
 };

@@ -16,6 +16,7 @@ struct CallStats {
     int64_t temp_bytes = 0;
     int64_t scratch_bytes = 0;
     int64_t pack_bytes = 0;
+    int64_t staging_bytes = 0;
 
     void reset(const char *name) { *this = CallStats(); collective = name; }
 

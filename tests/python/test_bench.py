@@ -97,3 +97,30 @@ def test_list_shows_every_registered_algorithm(build):
     assert proc.returncode == 0
     for name in alltoallv_names(build):
         assert f"  {name}" in proc.stdout
+
+
+def test_tuna_family_matches_the_vendor(build):
+    frame = run_bench(build, BenchRun("alltoallv", 7, ["--alg", "bruck2", "--alg", "tuna:radix=2", "--alg",
+                                                         "tuna:radix=3", "--alg", "tuna:radix=7", "--dist", "powerlaw",
+                                                         "--size", "256", "--iters", "3", "--check"]))
+    assert (frame["ok"] == "1").all(), frame
+    assert list(frame["rounds"]) == [3, 3, 4, 6]
+    assert frame.iloc[3]["scratch_bytes"] == 0  # radix >= P-1: spread-out, no T
+
+
+@pytest.mark.parametrize("nprocs", [8, 10])
+def test_hierarchical_variants_with_declared_nodes(build, nprocs):
+    frame = run_bench(build, BenchRun("alltoallv", nprocs,
+                                      ["--alg", "tuna_coalesced:radix=2,block_count=1", "--alg",
+                                       "tuna_staggered:radix=2,block_count=4", "--dist", "uniform", "--size", "64",
+                                       "--iters", "3", "--check"], env={"TUCOLL_PPN": "4"}))
+    assert (frame["ok"] == "1").all(), frame
+    assert (frame["ppn"] == 4).all()
+    uneven = nprocs % 4 != 0
+    assert all(("fallback" in p) == uneven for p in frame["path"]), list(frame["path"])
+
+
+def test_tuna_scratch_is_the_tight_bound(build):
+    frame = run_bench(build, BenchRun("alltoallv", 8, ["--alg", "tuna:radix=2", "--dist", "onehot", "--size", "1000",
+                                                         "--iters", "2"]))
+    assert frame.iloc[0]["scratch_bytes"] == (8 - 3 - 1) * 1000

@@ -1,0 +1,45 @@
+// tuna: tunable-radix non-uniform all-to-all (seed 000 §III, Algorithm 1). K <= w (r-1) rounds of
+// metadata + data to rank distance z * r^x; blocks not yet home wait in T, which holds exactly
+// B = P - K - 1 blocks of M bytes, direct blocks never entering it. Receives land in their final
+// place in the receive buffer, so there is no rotation. With r >= P-1 every block is direct and
+// the exchange is the spread-out one, without T.
+#include <algorithm>
+
+#include "alltoallv/flat_layout.h"
+#include "core/errors.h"
+
+namespace tucoll::alltoallv {
+
+int global_max_block(Context &ctx, const Call &call, int64_t *out) {
+    int64_t local = 0;
+    for (int i = 0; i < ctx.size(); ++i) local = std::max(local, call.scounts[i]);
+    TUCOLL_MPI(MPI_Allreduce(&local, out, 1, MPI_INT64_T, MPI_MAX, ctx.comm()));
+    return MPI_SUCCESS;
+}
+
+namespace {
+
+int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
+    TunaConfig config;
+    config.radix = static_cast<int>(params.get("radix"));
+    if (tuna_temp_positions(ctx.size(), config) > 0) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    const FlatLayout layout(call, ctx.size(), ctx.rank());
+    return run_tuna_rounds(ctx, layout, config, stats);
+}
+
+}  // namespace
+
+Algorithm tuna_algorithm() {
+    Algorithm a;
+    a.name = "tuna";
+    a.summary = "TuNA: radix-r rounds (metadata + data) to distance z*r^x, T of exactly P-K-1 blocks";
+    a.params = {{"radix", Bound::constant(2), Bound::procs(), 2,
+                 "base of the digit rounds: small favours latency (few rounds), large bandwidth; >= P-1 is "
+                 "spread-out"}};
+    a.constraints = "none; pass-through blocks (3+ non-zero digits, radix < sqrt(P)) are staged in free T "
+                    "positions, else in a staging buffer reported as staging_bytes";
+    a.run = run;
+    return a;
+}
+
+}  // namespace tucoll::alltoallv

@@ -1,0 +1,59 @@
+// tuna_staggered: hierarchical TuNA whose inter-node phase sends every block as its own message:
+// (N-1) * Q rounds, block_count messages per batch (seed 000 §IV-B, Algorithm 2). Blocks are
+// sent straight from their T positions; no rearrangement is needed.
+#include "alltoallv/hierarchical.h"
+#include "core/errors.h"
+#include "core/p2p.h"
+
+namespace tucoll::alltoallv {
+namespace {
+
+int inter_staggered(Context &ctx, const Call &call, InterNodeBlocks &blocks, long block_count, CallStats &stats) {
+    const Topology &t = blocks.topo;
+    const int q = t.ppn, nodes = t.num_nodes, me = t.node, local = t.local_rank;
+    const int messages = (nodes - 1) * q;
+    const int batch = batch_size(block_count, messages);
+    Requests reqs(2 * static_cast<size_t>(batch));
+    // Message m carries the block of local rank m % Q, between nodes m / Q + 1 apart. Messages
+    // between the same two ranks are posted in the same order on both sides.
+    for (int first = 0; first < messages; first += batch) {
+        const int n = std::min(batch, messages - first);
+        for (int m = first; m < first + n; ++m) {
+            const int from = (me + m / q + 1) % nodes, s = m % q;
+            const int source = t.rank_of(from, s);
+            if (call.rcounts[source] == 0) continue;
+            TUCOLL_TRY(reqs.recv(call.rbuf + call.rdispls[source], call.rcounts[source], t.rank_of(from, local),
+                                 kTagInter, ctx.comm()));
+        }
+        for (int m = first; m < first + n; ++m) {
+            const int to = (me - m / q - 1 + nodes) % nodes, s = m % q;
+            const int64_t pos = blocks.position(to, s);
+            if (blocks.bytes[pos] == 0) continue;
+            stats.count_send(blocks.bytes[pos]);
+            TUCOLL_TRY(reqs.send(blocks.at(pos), blocks.bytes[pos], t.rank_of(to, local), kTagInter, ctx.comm()));
+        }
+        TUCOLL_TRY(reqs.wait_all());
+    }
+    stats.rounds += messages;
+    return MPI_SUCCESS;
+}
+
+int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
+    return run_hierarchical(ctx, call, params, inter_staggered, stats);
+}
+
+}  // namespace
+
+Algorithm tuna_staggered_algorithm() {
+    Algorithm a;
+    a.name = "tuna_staggered";
+    a.summary = "hierarchical TuNA: intra-node TuNA, then one message per block to other nodes ((N-1)*Q rounds)";
+    a.params = {{"radix", Bound::constant(2), Bound::local_procs(), 2, "radix of the intra-node TuNA"},
+                {"block_count", Bound::constant(0), Bound::unbounded(), 32,
+                 "messages per inter-node batch; 0 (or >= (N-1)*Q) = all at once"}};
+    a.constraints = "nodes of equal size (any placement); otherwise runs flat tuna and says so in the path";
+    a.run = run;
+    return a;
+}
+
+}  // namespace tucoll::alltoallv
