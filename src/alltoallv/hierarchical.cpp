@@ -46,7 +46,7 @@ class NodeLayout final : public TunaLayout {
 int run_flat_instead(Context &ctx, const Call &call, int radix, const std::string &why, CallStats &stats) {
     TunaConfig config;
     config.radix = std::min(radix, std::max(2, ctx.size()));
-    if (tuna_temp_positions(ctx.size(), config) > 0) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    if (tuna_temp_positions(ctx, ctx.size(), config) > 0) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
     stats.path += "; fallback to tuna:radix=" + std::to_string(config.radix) + " (" + why + ")";
     const FlatLayout layout(call, ctx.size(), ctx.rank());
     return run_tuna_rounds(ctx, layout, config, stats);
@@ -63,7 +63,7 @@ int run_hierarchical(Context &ctx, const Call &call, const Params &params, Inter
     const int q = topo.ppn, nodes = topo.num_nodes;
     TunaConfig config;
     config.radix = std::min(radix, std::max(2, q));
-    const int64_t positions = tuna_temp_positions(q, config);
+    const int64_t positions = tuna_temp_positions(ctx, q, config);
     if (positions > 0 || nodes > 1) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
 
     const int64_t inter_positions = static_cast<int64_t>(nodes - 1) * q;

@@ -22,7 +22,7 @@ namespace {
 int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
     TunaConfig config;
     config.radix = static_cast<int>(params.get("radix"));
-    if (tuna_temp_positions(ctx.size(), config) > 0) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    if (tuna_temp_positions(ctx, ctx.size(), config) > 0) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
     const FlatLayout layout(call, ctx.size(), ctx.rank());
     return run_tuna_rounds(ctx, layout, config, stats);
 }

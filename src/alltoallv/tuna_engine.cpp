@@ -1,6 +1,7 @@
 #include "alltoallv/tuna_engine.h"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "core/copy.h"
@@ -10,13 +11,32 @@
 namespace tucoll::alltoallv {
 namespace {
 
+// What the engine reuses from call to call on a communicator (no allocation in steady state).
+struct EngineWorkspace {
+    std::unique_ptr<RadixSchedule> schedule;
+    std::vector<int> slots;
+    std::vector<int64_t> out_bytes, in_bytes;
+    std::vector<const char *> staged;
+    std::vector<size_t> middles;
+    std::vector<BlockList> lists;
+    Requests reqs;
+
+    const RadixSchedule &schedule_for(int n, int radix) {
+        if (!schedule || schedule->ring_size() != n || schedule->radix() != radix) {
+            schedule = std::make_unique<RadixSchedule>(n, radix);
+        }
+        return *schedule;
+    }
+};
+
 // State of one call: T, what each position holds, and the per-round lists.
 class Rounds {
   public:
     Rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats)
-        : ctx_(ctx), layout_(layout), config_(config), stats_(stats),
-          schedule_(layout.ring_size(), config.radix), n_(layout.ring_size()), me_(layout.ring_index()),
-          groups_(layout.groups()), block_(config.max_block) {}
+        : ctx_(ctx), layout_(layout), config_(config), stats_(stats), ws_(ctx.workspace<EngineWorkspace>()),
+          schedule_(ws_.schedule_for(layout.ring_size(), config.radix)), n_(layout.ring_size()),
+          me_(layout.ring_index()), groups_(layout.groups()), block_(config.max_block), slots_(ws_.slots),
+          out_bytes_(ws_.out_bytes), in_bytes_(ws_.in_bytes), staged_(ws_.staged) {}
 
     int run();
 
@@ -37,17 +57,18 @@ class Rounds {
     const TunaLayout &layout_;
     const TunaConfig &config_;
     CallStats &stats_;
-    RadixSchedule schedule_;
+    EngineWorkspace &ws_;
+    const RadixSchedule &schedule_;
     const int n_, me_, groups_;
     const int64_t block_;
     char *temp_ = nullptr;
     std::vector<int64_t> *held_bytes_ = nullptr;  // size of the block held per (position, group)
     std::vector<int64_t> *occupied_ = nullptr;    // 1 while a position holds a slot's blocks
     std::vector<int64_t> *meta_out_ = nullptr, *meta_in_ = nullptr;
-    // Per-round lists, indexed like slots_ x groups.
-    std::vector<int> slots_;
-    std::vector<int64_t> out_bytes_, in_bytes_;
-    std::vector<const char *> staged_;  // where a middle block's outgoing copy sits, or nullptr
+    // Per-round lists (in the workspace), indexed like slots_ x groups.
+    std::vector<int> &slots_;
+    std::vector<int64_t> &out_bytes_, &in_bytes_;
+    std::vector<const char *> &staged_;  // where a middle block's outgoing copy sits, or nullptr
 };
 
 void Rounds::copy_slot_zero() {
@@ -72,8 +93,10 @@ bool Rounds::direct_only() const {
 }
 
 int Rounds::run_direct_only() {
-    Requests reqs(2 * schedule_.rounds().size());
-    std::vector<BlockList> lists(2 * schedule_.rounds().size());
+    Requests &reqs = ws_.reqs;
+    std::vector<BlockList> &lists = ws_.lists;
+    if (lists.size() < 2 * schedule_.rounds().size()) lists.resize(2 * schedule_.rounds().size());
+    for (BlockList &l : lists) l.clear();
     size_t k = 0;
     for (const auto &round : schedule_.rounds()) {
         const int slot = static_cast<int>(round.distance);
@@ -106,7 +129,7 @@ int Rounds::run() {
     if (n_ == 1) return MPI_SUCCESS;
     if (direct_only()) return run_direct_only();
 
-    const int64_t positions = tuna_temp_positions(n_, config_);
+    const int64_t positions = tuna_temp_positions(ctx_, n_, config_);
     const int64_t temp_bytes = positions * groups_ * block_;
     temp_ = ctx_.scratch(Slot::kTemp, static_cast<size_t>(temp_bytes));
     if (temp_ == nullptr && temp_bytes > 0) {
@@ -180,7 +203,10 @@ int Rounds::run_round(const RadixSchedule::Round &round) {
     TUCOLL_TRY(stage_middles(round));
 
     // Phase 2: the data, one message each way.
-    BlockList out, in;
+    if (ws_.lists.size() < 2) ws_.lists.resize(2);
+    BlockList &out = ws_.lists[0], &in = ws_.lists[1];
+    out.clear();
+    in.clear();
     for (size_t s = 0; s < slots_.size(); ++s) {
         const int slot = slots_[s];
         const bool first = schedule_.lowest_digit(slot) == round.x;
@@ -194,7 +220,7 @@ int Rounds::run_round(const RadixSchedule::Round &round) {
             if (!last) stats_.temp_bytes += in_bytes_[k];
         }
     }
-    Requests reqs(2);
+    Requests &reqs = ws_.reqs;
     TUCOLL_TRY(reqs.recv(in, recv_peer, kTagData, comm));
     if (!out.empty()) stats_.count_send(out.bytes());
     TUCOLL_TRY(reqs.send(out, send_peer, kTagData, comm));
@@ -223,7 +249,8 @@ int Rounds::run_round(const RadixSchedule::Round &round) {
 // only what does not fit there goes to the staging buffer.
 int Rounds::stage_middles(const RadixSchedule::Round &round) {
     staged_.assign(slots_.size() * groups_, nullptr);
-    std::vector<size_t> middles;
+    std::vector<size_t> &middles = ws_.middles;
+    middles.clear();
     for (size_t s = 0; s < slots_.size(); ++s) {
         const int slot = slots_[s];
         if (schedule_.lowest_digit(slot) < round.x && schedule_.highest_digit(slot) > round.x) {
@@ -282,9 +309,9 @@ int Rounds::stage_middles(const RadixSchedule::Round &round) {
 
 }  // namespace
 
-int64_t tuna_temp_positions(int n, const TunaConfig &config) {
+int64_t tuna_temp_positions(Context &ctx, int n, const TunaConfig &config) {
     if (n <= 1) return 0;
-    return config.tight_temp ? RadixSchedule(n, config.radix).temp_positions() : n - 1;
+    return config.tight_temp ? ctx.workspace<EngineWorkspace>().schedule_for(n, config.radix).temp_positions() : n - 1;
 }
 
 int run_tuna_rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats) {

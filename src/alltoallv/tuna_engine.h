@@ -49,6 +49,6 @@ struct TunaConfig {
 int run_tuna_rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats);
 
 // T positions a configuration uses on a ring of n ranks (B, or n-1 for two-phase Bruck).
-int64_t tuna_temp_positions(int n, const TunaConfig &config);
+int64_t tuna_temp_positions(Context &ctx, int n, const TunaConfig &config);
 
 }  // namespace tucoll::alltoallv

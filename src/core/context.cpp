@@ -233,6 +233,7 @@ void Context::release_scratch() {
         b = Buffer();
     }
     for (auto &v : indices_) std::vector<int64_t>().swap(v);
+    workspaces_.clear();
 }
 
 std::vector<int64_t> &Context::index(IndexSlot slot, size_t n) {

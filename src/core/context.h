@@ -7,6 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <typeindex>
+#include <unordered_map>
 #include <vector>
 
 #include "core/stats.h"
@@ -74,6 +77,15 @@ class Context {
     // A reusable vector of `n` zeroed 64-bit integers.
     std::vector<int64_t> &index(IndexSlot slot, size_t n);
 
+    // A per-communicator object of type W (default-constructed on first use) in which an
+    // algorithm keeps what it reuses from call to call: vectors, schedules, request arrays.
+    template <class W>
+    W &workspace() {
+        std::shared_ptr<void> &slot = workspaces_[std::type_index(typeid(W))];
+        if (!slot) slot = std::make_shared<W>();
+        return *static_cast<W *>(slot.get());
+    }
+
     CallStats &stats() { return stats_; }
     bool has_stats() const { return !stats_.collective.empty(); }
 
@@ -95,6 +107,7 @@ class Context {
     Buffer buffers_[static_cast<int>(Slot::kCount)];
     std::vector<int64_t> indices_[static_cast<int>(IndexSlot::kCount)];
     CallStats stats_;
+    std::unordered_map<std::type_index, std::shared_ptr<void>> workspaces_;
 
     friend int delete_context(MPI_Comm, int, void *, void *);
 };

@@ -111,10 +111,10 @@ int Requests::post_list(const BlockList &blocks, int peer, int tag, MPI_Comm com
         return is_recv ? recv(p, blocks.sizes_[0], peer, tag, comm) : send(p, blocks.sizes_[0], peer, tag, comm);
     }
     // Ranges above the large-message limit are cut so that every length fits an int.
-    std::vector<int> lengths;
-    std::vector<MPI_Aint> displs;
-    lengths.reserve(blocks.ptrs_.size());
-    displs.reserve(blocks.ptrs_.size());
+    std::vector<int> &lengths = lengths_;
+    std::vector<MPI_Aint> &displs = displs_;
+    lengths.clear();
+    displs.clear();
     for (size_t k = 0; k < blocks.ptrs_.size(); ++k) {
         for (int64_t done = 0; done < blocks.sizes_[k]; done += limit) {
             MPI_Aint address;

@@ -67,6 +67,8 @@ class Requests {
     int post_list(const BlockList &blocks, int peer, int tag, MPI_Comm comm, bool is_recv);
     std::vector<MPI_Request> reqs_;
     std::vector<char> is_recv_;
+    std::vector<int> lengths_;        // reused by post_list
+    std::vector<MPI_Aint> displs_;
 };
 
 namespace detail {
