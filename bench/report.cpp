@@ -6,7 +6,7 @@ namespace tucoll::bench {
 
 const char *const kCsvHeader =
     "collective,algorithm,params,nprocs,ppn,dist,size,type,iters,median_us,min_us,max_us,rounds,messages,"
-    "scratch_bytes,ok,mean_us,bytes_sent,temp_bytes,staging_bytes,path";
+    "scratch_bytes,ok,mean_us,bytes_sent,temp_bytes,staging_bytes,mapping,path";
 
 namespace {
 
@@ -32,13 +32,13 @@ std::string human_bytes(int64_t b) {
 void print_csv(const std::vector<Row> &rows, std::FILE *out) {
     std::fprintf(out, "%s\n", kCsvHeader);
     for (const Row &r : rows) {
-        std::fprintf(out, "%s,%s,%s,%d,%d,%s,%lld,%s,%d,%.3f,%.3f,%.3f,%lld,%lld,%lld,%s,%.3f,%lld,%lld,%lld,%s\n",
+        std::fprintf(out, "%s,%s,%s,%d,%d,%s,%lld,%s,%d,%.3f,%.3f,%.3f,%lld,%lld,%lld,%s,%.3f,%lld,%lld,%lld,%s,%s\n",
                      r.collective.c_str(), r.algorithm.c_str(), csv_field(r.params).c_str(), r.nprocs, r.ppn,
                      csv_field(r.dist).c_str(), static_cast<long long>(r.size), r.type.c_str(), r.iters, r.median_us,
                      r.min_us, r.max_us, static_cast<long long>(r.rounds), static_cast<long long>(r.messages),
                      static_cast<long long>(r.scratch_bytes), ok_text(r.ok).c_str(), r.mean_us,
                      static_cast<long long>(r.bytes_sent), static_cast<long long>(r.temp_bytes),
-                     static_cast<long long>(r.staging_bytes), csv_field(r.path).c_str());
+                     static_cast<long long>(r.staging_bytes), r.mapping.c_str(), csv_field(r.path).c_str());
     }
 }
 
@@ -71,8 +71,8 @@ void print_osu(const std::vector<Row> &rows, std::FILE *out) {
 void print_table(const std::vector<Row> &rows, std::FILE *out) {
     if (rows.empty()) return;
     const Row &head = rows.front();
-    std::fprintf(out, "tucoll-bench %s  P=%d ppn=%d dist=%s type=%s iters=%d\n", head.collective.c_str(), head.nprocs,
-                 head.ppn, head.dist.c_str(), head.type.c_str(), head.iters);
+    std::fprintf(out, "tucoll-bench %s  P=%d ppn=%d mapping=%s dist=%s type=%s iters=%d\n", head.collective.c_str(),
+                 head.nprocs, head.ppn, head.mapping.c_str(), head.dist.c_str(), head.type.c_str(), head.iters);
     std::fprintf(out, "time = slowest rank per iteration, median over iterations (interleaved); "
                       "speedup = vendor median / median\n");
     std::fprintf(out, "%-8s %-28s %11s %11s %11s %8s %7s %8s %9s %3s\n", "size", "algorithm", "median_us", "min_us",

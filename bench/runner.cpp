@@ -6,6 +6,12 @@
 
 #include "tucoll.h"
 
+#define TUCOLL_BENCH_TRY(call)                  \
+    do {                                        \
+        const int rc_ = (call);                 \
+        if (rc_ != MPI_SUCCESS) return rc_;     \
+    } while (0)
+
 namespace tucoll::bench {
 namespace {
 
@@ -57,6 +63,19 @@ std::vector<std::string> candidates(const char *collective, const BenchOptions &
     return all;
 }
 
+int bench_communicator(const BenchOptions &options, MPI_Comm *out) {
+    if (options.ppn > 0) TUCOLL_BENCH_TRY(tucoll_comm_set_ppn(MPI_COMM_WORLD, options.ppn));
+    tucoll_topology_t world;
+    TUCOLL_BENCH_TRY(tucoll_comm_get_topology(MPI_COMM_WORLD, &world));
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    // Sequential keeps world order (nodes hold consecutive ranks); cyclic orders ranks by local
+    // index first, so rank r+1 sits on the next node.
+    const int key = options.mapping == "cyclic" ? world.local_rank * world.num_nodes + world.node : rank;
+    TUCOLL_BENCH_TRY(MPI_Comm_split(MPI_COMM_WORLD, 0, key, out));
+    return tucoll_comm_set_node(*out, world.node);
+}
+
 std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, MPI_Comm comm) {
     int rank = 0, nprocs = 1;
     MPI_Comm_rank(comm, &rank);
@@ -86,6 +105,7 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
             row.size = size;
             row.type = options.type;
             row.iters = options.iters;
+            row.mapping = options.mapping;
         }
         if (options.check) {
             call_or_abort(comm, exchange.run_reference(), "vendor reference");

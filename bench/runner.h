@@ -23,7 +23,14 @@ struct BenchOptions {
     uint64_t seed = 1;
     std::string format = "table";
     int ppn = 0;  // 0 = leave the topology to TUCOLL_PPN / MPI_Comm_split_type
+    std::string mapping = "sequential";  // or "cyclic": neighbouring ranks on different nodes
+    bool in_place = false;               // allgather(v): MPI_IN_PLACE
 };
+
+// The communicator a run uses: MPI_COMM_WORLD renumbered by `mapping`, with the nodes of the
+// world ranks (from --ppn, TUCOLL_PPN or the machine) declared on it, so that hierarchical and
+// locality-aware algorithms see where ranks really are. The caller frees it.
+int bench_communicator(const BenchOptions &options, MPI_Comm *out);
 
 // One collective as the runner sees it. Implementations hold inputs for the current size.
 class Exchange {
@@ -42,6 +49,7 @@ struct Row {
     int nprocs = 0, ppn = 0, iters = 0;
     int64_t size = 0;
     double median_us = 0, min_us = 0, max_us = 0, mean_us = 0;
+    std::string mapping = "sequential";
     int64_t rounds = 0, messages = 0, scratch_bytes = 0, bytes_sent = 0, temp_bytes = 0, staging_bytes = 0;
     int ok = -1;  // 1 / 0 when checked, -1 when not
 };

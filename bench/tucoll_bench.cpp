@@ -5,8 +5,11 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 
+#include "allgather_exchange.h"
 #include "alltoallv_exchange.h"
 #include "report.h"
 #include "runner.h"
@@ -37,6 +40,10 @@ void add_common_options(CLI::App *cmd, BenchOptions &o) {
         ->capture_default_str();
     cmd->add_option("--ppn", o.ppn, "declare this many ranks per node (tucoll_comm_set_ppn); 0 = TUCOLL_PPN or detect")
         ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--mapping", o.mapping,
+                    "rank numbering over the nodes: sequential (node by node) or cyclic (rank r+1 on the next node)")
+        ->check(CLI::IsMember({"sequential", "cyclic"}))
+        ->capture_default_str();
 }
 
 // Every collective's algorithms and parameters, read from the registry's JSON description.
@@ -64,6 +71,24 @@ int finish(const std::vector<tucoll::bench::Row> &rows, const BenchOptions &o, i
     return 0;
 }
 
+// Runs one collective's benchmark on the communicator --mapping asks for; returns the exit code.
+int run_collective(const BenchOptions &o, int rank,
+                   const std::function<std::unique_ptr<tucoll::bench::Exchange>(MPI_Comm)> &make) {
+    MPI_Comm comm = MPI_COMM_NULL;
+    const int rc = tucoll::bench::bench_communicator(o, &comm);
+    if (rc != MPI_SUCCESS) {
+        if (rank == 0) std::fprintf(stderr, "tucoll-bench: %s\n", tucoll_error_string(rc));
+        return 2;
+    }
+    int code = 0;
+    {
+        std::unique_ptr<tucoll::bench::Exchange> exchange = make(comm);
+        code = finish(tucoll::bench::run_benchmark(*exchange, o, comm), o, rank);
+    }
+    MPI_Comm_free(&comm);
+    return code;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -81,16 +106,33 @@ int main(int argc, char **argv) {
     app.add_flag("--list", list, "list the registered algorithms and their parameters");
     app.add_flag("--list-json", list_json, "print the registry as JSON");
 
-    BenchOptions alltoallv_opts;
-    std::string alltoallv_type_help = "element type:";
-    for (const auto &n : tucoll::bench::type_pair_names()) alltoallv_type_help += " " + n;
+    std::string type_help = "element type:";
+    for (const auto &n : tucoll::bench::type_pair_names()) type_help += " " + n;
+    auto add_type = [&](CLI::App *cmd, BenchOptions &o) {
+        cmd->add_option("--type", o.type, type_help)
+            ->check(CLI::IsMember(tucoll::bench::type_pair_names()))
+            ->capture_default_str();
+    };
+    auto add_dist = [&](CLI::App *cmd, BenchOptions &o, const std::string &what) {
+        cmd->add_option("--dist", o.dist, what + ":\n" + tucoll::bench::distribution_help())->capture_default_str();
+    };
+
+    BenchOptions alltoallv_opts, allgather_opts, allgatherv_opts;
     CLI::App *alltoallv = app.add_subcommand("alltoallv", "non-uniform all-to-all (MPI_Alltoallv arguments)");
     add_common_options(alltoallv, alltoallv_opts);
-    alltoallv->add_option("--dist", alltoallv_opts.dist, "block-size distribution:\n" + tucoll::bench::distribution_help())
-        ->capture_default_str();
-    alltoallv->add_option("--type", alltoallv_opts.type, alltoallv_type_help)
-        ->check(CLI::IsMember(tucoll::bench::type_pair_names()))
-        ->capture_default_str();
+    add_dist(alltoallv, alltoallv_opts, "block-size distribution (block i -> j)");
+    add_type(alltoallv, alltoallv_opts);
+
+    CLI::App *allgather = app.add_subcommand("allgather", "allgather of --size bytes per rank (MPI_Allgather arguments)");
+    add_common_options(allgather, allgather_opts);
+    add_type(allgather, allgather_opts);
+    allgather->add_flag("--in-place", allgather_opts.in_place, "pass MPI_IN_PLACE as sendbuf");
+
+    CLI::App *allgatherv = app.add_subcommand("allgatherv", "allgather of varying block sizes (MPI_Allgatherv arguments)");
+    add_common_options(allgatherv, allgatherv_opts);
+    add_dist(allgatherv, allgatherv_opts, "block size of rank j: what rank 0 sends j under this distribution");
+    add_type(allgatherv, allgatherv_opts);
+    allgatherv->add_flag("--in-place", allgatherv_opts.in_place, "pass MPI_IN_PLACE as sendbuf");
 
     try {
         app.parse(argc, argv);
@@ -101,19 +143,24 @@ int main(int argc, char **argv) {
     }
 
     int rc = 0;
+    using tucoll::bench::Exchange;
     if (list_json) {
         if (rank == 0) std::printf("%s\n", tucoll_registry_json());
     } else if (list) {
         if (rank == 0) print_registry();
     } else if (alltoallv->parsed()) {
-        const int ppn_rc = alltoallv_opts.ppn > 0 ? tucoll_comm_set_ppn(MPI_COMM_WORLD, alltoallv_opts.ppn) : MPI_SUCCESS;
-        if (ppn_rc != MPI_SUCCESS) {
-            if (rank == 0) std::fprintf(stderr, "tucoll-bench: --ppn: %s\n", tucoll_error_string(ppn_rc));
-            MPI_Finalize();
-            return 2;
-        }
-        tucoll::bench::AlltoallvExchange exchange(alltoallv_opts, MPI_COMM_WORLD);
-        rc = finish(tucoll::bench::run_benchmark(exchange, alltoallv_opts, MPI_COMM_WORLD), alltoallv_opts, rank);
+        rc = run_collective(alltoallv_opts, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
+            return std::make_unique<tucoll::bench::AlltoallvExchange>(alltoallv_opts, comm);
+        });
+    } else if (allgather->parsed()) {
+        allgather_opts.dist = "-";  // every rank contributes --size bytes
+        rc = run_collective(allgather_opts, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
+            return std::make_unique<tucoll::bench::AllgatherExchange>(allgather_opts, comm, false, allgather_opts.in_place);
+        });
+    } else if (allgatherv->parsed()) {
+        rc = run_collective(allgatherv_opts, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
+            return std::make_unique<tucoll::bench::AllgatherExchange>(allgatherv_opts, comm, true, allgatherv_opts.in_place);
+        });
     } else if (rank == 0) {
         std::printf("%s", app.help().c_str());
     }

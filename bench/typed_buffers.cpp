@@ -135,6 +135,31 @@ std::string build_alltoallv(const Workload &workload, const TypePair &types, int
     return "";
 }
 
+std::string build_allgather(const std::vector<int64_t> &block_bytes, const TypePair &types, int rank, Layout layout,
+                            bool in_place, AllgatherBuffers *out) {
+    const int p = static_cast<int>(block_bytes.size());
+    std::vector<int64_t> counts(p);
+    for (int i = 0; i < p; ++i) counts[i] = types.recv_count(block_bytes[i]);
+    const int64_t sendcount = types.send_count(block_bytes[rank]);
+    Placed r = place(counts, layout);
+    if (r.elements > INT_MAX || sendcount > INT_MAX) return "workload needs counts above INT_MAX";
+    out->sendcount = static_cast<int>(sendcount);
+    out->recvcounts.assign(counts.begin(), counts.end());
+    out->displs = std::move(r.displs);
+    out->send.resize(static_cast<size_t>((sendcount + 1) * types.send_extent));
+    const uint64_t stream = mix(static_cast<uint64_t>(rank) + 77);
+    for (size_t k = 0; k < out->send.size(); ++k) out->send[k] = static_cast<unsigned char>(mix(stream ^ k));
+    out->initial_recv.assign(static_cast<size_t>((r.elements + 1) * types.recv_extent), 0xA5);
+    if (in_place) {
+        // The own block's elements, as the receive type lays them out, carry the pattern.
+        const size_t first = static_cast<size_t>(out->displs[rank]) * types.recv_extent;
+        const size_t span = static_cast<size_t>(counts[rank]) * types.recv_extent;
+        for (size_t k = 0; k < span; ++k) out->initial_recv[first + k] = static_cast<unsigned char>(mix(stream ^ k));
+    }
+    out->recv = out->initial_recv;
+    return "";
+}
+
 int64_t first_difference(const std::vector<unsigned char> &a, const std::vector<unsigned char> &b) {
     if (a.size() != b.size()) return static_cast<int64_t>(std::min(a.size(), b.size()));
     for (size_t i = 0; i < a.size(); ++i) {

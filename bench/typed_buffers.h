@@ -61,6 +61,20 @@ struct AlltoallvBuffers {
 std::string build_alltoallv(const Workload &workload, const TypePair &types, int rank, Layout layout,
                             AlltoallvBuffers *out);
 
+struct AllgatherBuffers {
+    int sendcount = 0;
+    std::vector<int> recvcounts, displs;  // per rank, in recv elements (allgather: all equal)
+    std::vector<unsigned char> send, recv, initial_recv;
+
+    void reset_recv() { recv = initial_recv; }
+};
+
+// Buffers of rank `rank` for an allgather of `block_bytes[i]` bytes from every rank i (equal for
+// MPI_Allgather). With `in_place` the own block is written into the receive buffer, where
+// MPI_IN_PLACE finds it; other blocks start as 0xA5 sentinels.
+std::string build_allgather(const std::vector<int64_t> &block_bytes, const TypePair &types, int rank, Layout layout,
+                            bool in_place, AllgatherBuffers *out);
+
 // First byte where two buffers differ, or -1.
 int64_t first_difference(const std::vector<unsigned char> &a, const std::vector<unsigned char> &b);
 

@@ -7,8 +7,9 @@
  *     "name"                      e.g. "pairwise"
  *     "name:key=value,key=value"  e.g. "scattered:block_count=8"
  *
- * Passing NULL (or "") as the spec selects as tucoll_alltoallv() does: the TUCOLL_ALLTOALLV
- * environment variable when set, otherwise the built-in default.
+ * Passing NULL (or "") as the spec selects as the plain form does: the collective's environment
+ * variable (TUCOLL_ALLTOALLV, TUCOLL_ALLGATHER, TUCOLL_ALLGATHERV) when set, otherwise the
+ * built-in default.
  *
  * Errors are returned as MPI error classes (MPI_ERR_COUNT, MPI_ERR_ARG, ...). tucoll does not
  * invoke the communicator's error handler; tucoll_error_string() gives the detailed message.
@@ -46,6 +47,21 @@ TUCOLL_API int tucoll_alltoallv_with(const char *spec, const void *sendbuf, cons
                           const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                           const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                           MPI_Comm comm);
+
+/* ---- Allgather -------------------------------------------------------------------------------- */
+
+/* Same arguments and semantics as MPI_Allgather (MPI_IN_PLACE accepted as sendbuf). */
+TUCOLL_API int tucoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+TUCOLL_API int tucoll_allgather_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
+/* Same arguments and semantics as MPI_Allgatherv (MPI_IN_PLACE accepted, zero counts allowed). */
+TUCOLL_API int tucoll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
+TUCOLL_API int tucoll_allgatherv_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, const int recvcounts[], const int displs[],
+                                      MPI_Datatype recvtype, MPI_Comm comm);
 
 /* ---- Errors -------------------------------------------------------------------------------- */
 

@@ -2,6 +2,7 @@
 // that targets which account for copy cost (the SimGrid build) can do so in one place.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -14,6 +15,12 @@ inline void local_copy(void *dst, const void *src, int64_t bytes) {
 // As local_copy, for ranges that may overlap.
 inline void local_move(void *dst, const void *src, int64_t bytes) {
     if (bytes > 0 && dst != src) std::memmove(dst, src, static_cast<size_t>(bytes));
+}
+
+// Rotates `bytes` bytes at `buf` right by `shift` bytes, in place (std::rotate: no buffer).
+inline void local_rotate(char *buf, int64_t bytes, int64_t shift) {
+    if (bytes <= 0 || shift % bytes == 0) return;
+    std::rotate(buf, buf + (bytes - shift % bytes), buf + bytes);
 }
 
 }  // namespace tucoll

@@ -124,3 +124,42 @@ def test_tuna_scratch_is_the_tight_bound(build):
     frame = run_bench(build, BenchRun("alltoallv", 8, ["--alg", "tuna:radix=2", "--dist", "onehot", "--size", "1000",
                                                          "--iters", "2"]))
     assert frame.iloc[0]["scratch_bytes"] == (8 - 3 - 1) * 1000
+
+
+@pytest.mark.parametrize("nprocs", [5, 6, 8])
+def test_allgather_lists_all_six_algorithms(build, nprocs):
+    frame = run_bench(build, BenchRun("allgather", nprocs, ["--size", "1024", "--iters", "3", "--check"]))
+    names = [a["name"] for a in registry(build)["collectives"]["allgather"]["algorithms"]]
+    assert list(frame["algorithm"]) == names and len(names) == 6
+    assert (frame["ok"] == "1").all(), frame
+
+
+def test_allgatherv_algorithms_match_the_vendor(build):
+    frame = run_bench(build, BenchRun("allgatherv", 7, ["--dist", "powerlaw", "--size", "512", "--iters", "3",
+                                                          "--check"]))
+    assert list(frame["algorithm"]) == ["vendor", "ring", "sparbit"]
+    assert (frame["ok"] == "1").all(), frame
+
+
+@pytest.mark.parametrize("nprocs,rounds", [(8, 3), (21, 5)])
+def test_sparbit_rounds(build, nprocs, rounds):
+    frame = run_bench(build, BenchRun("allgather", nprocs, ["--alg", "sparbit", "--size", "64", "--iters", "1",
+                                                              "--warmup", "0", "--check"]))
+    assert frame.iloc[0]["rounds"] == rounds
+    assert frame.iloc[0]["ok"] == "1"
+
+
+@pytest.mark.parametrize("collective,args", [
+    ("allgather", ["--size", "100", "--in-place"]),
+    ("allgatherv", ["--dist", "uniform", "--size", "100", "--type", "vector"]),
+    ("alltoallv", ["--alg", "tuna_coalesced:radix=2", "--alg", "tuna_staggered:radix=3", "--alg", "linear",
+                   "--size", "50"]),
+])
+@pytest.mark.parametrize("mapping", ["sequential", "cyclic"])
+def test_rank_mappings(build, collective, args, mapping):
+    frame = run_bench(build, BenchRun(collective, 6, [*args, "--mapping", mapping, "--iters", "2", "--check"],
+                                      env={"TUCOLL_PPN": "3"}))
+    assert (frame["ok"] == "1").all(), frame
+    assert (frame["mapping"] == mapping).all()
+    assert (frame["ppn"] == 3).all()
+    assert not any("fallback" in p for p in frame["path"])

@@ -1,0 +1,44 @@
+// ring: in step s = 0..P-2 every rank sends block (rank - s) to rank + 1 and receives block
+// (rank - s - 1) from rank - 1, forwarding what it received the step before (seed 001 §II-A).
+// Works for allgather and allgatherv alike: every rank knows every block's size.
+#include "allgather/allgather.h"
+#include "core/errors.h"
+#include "core/p2p.h"
+
+namespace tucoll::allgather {
+
+int ring_exchange(Context &ctx, const Call &call, CallStats &stats) {
+    const int p = ctx.size(), me = ctx.rank();
+    const int right = (me + 1) % p, left = (me - 1 + p) % p;
+    Requests reqs(2);
+    for (int s = 0; s < p - 1; ++s) {
+        const int out = (me - s + p) % p, in = (me - s - 1 + p) % p;
+        if (call.counts[in] > 0) {
+            TUCOLL_TRY(reqs.recv(call.base + call.displs[in], call.counts[in], left, kTagData, ctx.comm()));
+        }
+        if (call.counts[out] > 0) {
+            stats.count_send(call.counts[out]);
+            TUCOLL_TRY(reqs.send(call.base + call.displs[out], call.counts[out], right, kTagData, ctx.comm()));
+        }
+        TUCOLL_TRY(reqs.wait_all());
+    }
+    stats.rounds += p - 1;
+    return MPI_SUCCESS;
+}
+
+namespace {
+
+int run(Context &ctx, const Call &call, const Params &, CallStats &stats) { return ring_exchange(ctx, call, stats); }
+
+}  // namespace
+
+Algorithm ring_algorithm() {
+    Algorithm a;
+    a.name = "ring";
+    a.summary = "ring: P-1 steps, forward the block received last step to rank+1";
+    a.constraints = "none";
+    a.run = run;
+    return a;
+}
+
+}  // namespace tucoll::allgather
