@@ -29,16 +29,21 @@ std::string human_bytes(int64_t b) {
     return buf;
 }
 
+bool sparse(const Row &r) { return r.collective.size() > 4 && r.collective.compare(r.collective.size() - 4, 4, "_crs") == 0; }
+
 void print_csv(const std::vector<Row> &rows, std::FILE *out) {
-    std::fprintf(out, "%s\n", kCsvHeader);
+    const bool with_regions = !rows.empty() && sparse(rows.front());
+    std::fprintf(out, "%s%s\n", kCsvHeader, with_regions ? ",inter_region_msgs" : "");
     for (const Row &r : rows) {
-        std::fprintf(out, "%s,%s,%s,%d,%d,%s,%lld,%s,%d,%.3f,%.3f,%.3f,%lld,%lld,%lld,%s,%.3f,%lld,%lld,%lld,%s,%s\n",
+        std::fprintf(out, "%s,%s,%s,%d,%d,%s,%lld,%s,%d,%.3f,%.3f,%.3f,%lld,%lld,%lld,%s,%.3f,%lld,%lld,%lld,%s,%s",
                      r.collective.c_str(), r.algorithm.c_str(), csv_field(r.params).c_str(), r.nprocs, r.ppn,
                      csv_field(r.dist).c_str(), static_cast<long long>(r.size), r.type.c_str(), r.iters, r.median_us,
                      r.min_us, r.max_us, static_cast<long long>(r.rounds), static_cast<long long>(r.messages),
                      static_cast<long long>(r.scratch_bytes), ok_text(r.ok).c_str(), r.mean_us,
                      static_cast<long long>(r.bytes_sent), static_cast<long long>(r.temp_bytes),
                      static_cast<long long>(r.staging_bytes), r.mapping.c_str(), csv_field(r.path).c_str());
+        if (with_regions) std::fprintf(out, ",%lld", static_cast<long long>(r.inter_region_msgs));
+        std::fprintf(out, "\n");
     }
 }
 

@@ -38,14 +38,17 @@ double median(std::vector<double> v) {
 void reduce_stats(MPI_Comm comm, Row *row) {
     tucoll_stats_t s;
     if (tucoll_get_stats(comm, &s) != MPI_SUCCESS) return;
-    int64_t local[6] = {s.rounds, s.messages, s.scratch_bytes, s.bytes_sent, s.temp_bytes, s.staging_bytes}, global[6];
-    MPI_Allreduce(local, global, 6, MPI_INT64_T, MPI_MAX, comm);
+    int64_t local[7] = {s.rounds,     s.messages,      s.scratch_bytes,          s.bytes_sent,
+                        s.temp_bytes, s.staging_bytes, s.inter_region_messages},
+            global[7];
+    MPI_Allreduce(local, global, 7, MPI_INT64_T, MPI_MAX, comm);
     row->rounds = global[0];
     row->messages = global[1];
     row->scratch_bytes = global[2];
     row->bytes_sent = global[3];
     row->temp_bytes = global[4];
     row->staging_bytes = global[5];
+    row->inter_region_msgs = global[6];
     std::string spec = s.algorithm;
     size_t colon = spec.find(':');
     row->algorithm = spec.substr(0, colon);
@@ -101,7 +104,7 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
             row.collective = exchange.collective();
             row.nprocs = nprocs;
             row.ppn = topo.ppn > 0 ? topo.ppn : topo.max_local_size;
-            row.dist = options.dist;
+            row.dist = exchange.workload().empty() ? options.dist : exchange.workload();
             row.size = size;
             row.type = options.type;
             row.iters = options.iters;

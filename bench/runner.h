@@ -41,7 +41,8 @@ class Exchange {
     virtual int run(const std::string &spec) = 0;      // one tucoll call (MPI error code)
     virtual int run_reference() = 0;                   // the vendor MPI, into the reference
     virtual void reset_output() = 0;                   // sentinel bytes into the output
-    virtual int64_t compare_with_reference() const = 0;  // first differing byte, or -1
+    virtual int64_t compare_with_reference() const = 0;  // first differing byte (or message), or -1
+    virtual std::string workload() const { return ""; }  // dist column, when not --dist
 };
 
 struct Row {
@@ -51,6 +52,7 @@ struct Row {
     double median_us = 0, min_us = 0, max_us = 0, mean_us = 0;
     std::string mapping = "sequential";
     int64_t rounds = 0, messages = 0, scratch_bytes = 0, bytes_sent = 0, temp_bytes = 0, staging_bytes = 0;
+    int64_t inter_region_msgs = 0;  // reported for the sparse exchanges (last CSV column)
     int ok = -1;  // 1 / 0 when checked, -1 when not
 };
 

@@ -11,6 +11,7 @@
 
 #include "allgather_exchange.h"
 #include "alltoallv_exchange.h"
+#include "crs_exchange.h"
 #include "report.h"
 #include "runner.h"
 #include "tucoll.h"
@@ -134,6 +135,27 @@ int main(int argc, char **argv) {
     add_type(allgatherv, allgatherv_opts);
     allgatherv->add_flag("--in-place", allgatherv_opts.in_place, "pass MPI_IN_PLACE as sendbuf");
 
+    BenchOptions crs_opts[2];
+    std::string crs_matrix[2];
+    CLI::App *crs[2];
+    for (int v = 0; v < 2; ++v) {
+        BenchOptions &o = crs_opts[v];
+        o.type = "int";
+        o.size = 4;
+        o.dist = "random:8";
+        crs[v] = app.add_subcommand(v ? "alltoallv_crs" : "alltoall_crs",
+                                    v ? "sparse dynamic data exchange, variable-size messages (tucoll_alltoallv_crs)"
+                                      : "sparse dynamic data exchange, constant-size messages (tucoll_alltoall_crs)");
+        add_common_options(crs[v], o);
+        add_type(crs[v], o);
+        crs[v]->add_option("--matrix", crs_matrix[v],
+                           "Matrix Market file: rows and vector split contiguously over the ranks; the exchange "
+                           "that builds the SpMV communication package (overrides --dist)");
+        crs[v]->add_option("--dist", o.dist, "random:DEG: every rank sends to DEG distinct random ranks, "
+                                             "--size bytes per message (alltoallv_crs: uniform in [0, size])")
+            ->capture_default_str();
+    }
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
@@ -160,6 +182,12 @@ int main(int argc, char **argv) {
     } else if (allgatherv->parsed()) {
         rc = run_collective(allgatherv_opts, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
             return std::make_unique<tucoll::bench::AllgatherExchange>(allgatherv_opts, comm, true, allgatherv_opts.in_place);
+        });
+    } else if (crs[0]->parsed() || crs[1]->parsed()) {
+        const int v = crs[1]->parsed() ? 1 : 0;
+        const std::string source = crs_matrix[v].empty() ? crs_opts[v].dist : "matrix:" + crs_matrix[v];
+        rc = run_collective(crs_opts[v], rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
+            return std::make_unique<tucoll::bench::CrsExchange>(crs_opts[v], comm, v == 1, source);
         });
     } else if (rank == 0) {
         std::printf("%s", app.help().c_str());

@@ -8,7 +8,8 @@
  *     "name:key=value,key=value"  e.g. "scattered:block_count=8"
  *
  * Passing NULL (or "") as the spec selects as the plain form does: the collective's environment
- * variable (TUCOLL_ALLTOALLV, TUCOLL_ALLGATHER, TUCOLL_ALLGATHERV) when set, otherwise the
+ * variable (TUCOLL_ALLTOALLV, TUCOLL_ALLGATHER, TUCOLL_ALLGATHERV, TUCOLL_ALLTOALL_CRS,
+ * TUCOLL_ALLTOALLV_CRS) when set, otherwise the
  * built-in default.
  *
  * Errors are returned as MPI error classes (MPI_ERR_COUNT, MPI_ERR_ARG, ...). tucoll does not
@@ -63,6 +64,40 @@ TUCOLL_API int tucoll_allgatherv_with(const char *spec, const void *sendbuf, int
                                       void *recvbuf, const int recvcounts[], const int displs[],
                                       MPI_Datatype recvtype, MPI_Comm comm);
 
+/* ---- Sparse dynamic data exchange --------------------------------------------------------------- */
+
+/* Constant-size messages (seed 004's MPIX_Alltoall_crs). Each rank sends `sendcount` elements of
+ * `sendtype` to each of its `send_nnz` destinations dest[i] (message i starts at element
+ * i * sendcount of sendvals); no rank knows who sends to it. On input *recv_nnz is the number of
+ * messages this rank will receive if the caller knows it, else -1. On return *recv_nnz holds that
+ * number, *src the sources in ascending rank order (messages from one source in the order it
+ * listed them) and *recvvals their `recvcount` elements of `recvtype` each, in the same order.
+ * *src and *recvvals are allocated by tucoll (NULL when nothing arrived): release them with
+ * tucoll_free. A message to the sending rank itself is delivered like any other. */
+TUCOLL_API int tucoll_alltoall_crs(int send_nnz, const int dest[], int sendcount, MPI_Datatype sendtype,
+                                   const void *sendvals, int *recv_nnz, int **src, int recvcount,
+                                   MPI_Datatype recvtype, void **recvvals, MPI_Comm comm);
+TUCOLL_API int tucoll_alltoall_crs_with(const char *spec, int send_nnz, const int dest[], int sendcount,
+                                        MPI_Datatype sendtype, const void *sendvals, int *recv_nnz, int **src,
+                                        int recvcount, MPI_Datatype recvtype, void **recvvals, MPI_Comm comm);
+
+/* Variable-size messages (MPIX_Alltoallv_crs): message i is sendcounts[i] elements at element
+ * sdispls[i] of sendvals, which holds send_size elements. *recv_nnz and *recv_size (elements) are
+ * the receive totals when known, else -1; on return they hold them, and *src, *recvcounts,
+ * *rdispls (elements, back to back) and *recvvals describe the messages, sorted by source. */
+TUCOLL_API int tucoll_alltoallv_crs(int send_nnz, int send_size, const int dest[], const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, const void *sendvals,
+                                    int *recv_nnz, int *recv_size, int **src, int **recvcounts, int **rdispls,
+                                    MPI_Datatype recvtype, void **recvvals, MPI_Comm comm);
+TUCOLL_API int tucoll_alltoallv_crs_with(const char *spec, int send_nnz, int send_size, const int dest[],
+                                         const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                                         const void *sendvals, int *recv_nnz, int *recv_size, int **src,
+                                         int **recvcounts, int **rdispls, MPI_Datatype recvtype, void **recvvals,
+                                         MPI_Comm comm);
+
+/* Releases memory tucoll allocated for a caller (NULL is fine). */
+TUCOLL_API void tucoll_free(void *ptr);
+
 /* ---- Errors -------------------------------------------------------------------------------- */
 
 /* A readable message for an error code a tucoll call returned. When `errcode` is the code of the
@@ -84,7 +119,8 @@ typedef struct tucoll_stats {
     int64_t scratch_bytes;  /* bytes of temporary buffers holding blocks between rounds    */
     int64_t pack_bytes;     /* bytes of buffers used to pack non-contiguous datatypes      */
     int64_t staging_bytes;  /* bytes of buffers holding blocks in flight within a round    */
-    int64_t reserved[7];
+    int64_t inter_region_messages; /* messages sent to ranks on other nodes (sparse exchanges) */
+    int64_t reserved[6];
 } tucoll_stats_t;
 
 /* Statistics of the last tucoll collective this rank completed on `comm` (local, not collective).

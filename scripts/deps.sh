@@ -54,6 +54,7 @@ missing_packages() {
   have_header gtest/gtest.h || pkgs+=(libgtest-dev)
   have_header nlohmann/json.hpp || pkgs+=(nlohmann-json3-dev)
   have_header CLI/CLI.hpp || pkgs+=(libcli11-dev)
+  have_header suitesparse/cholmod.h || pkgs+=(libsuitesparse-dev)
   if ! mpi_wrapper >/dev/null; then
     if [ "$mpi" = openmpi ]; then pkgs+=(openmpi-bin libopenmpi-dev); else pkgs+=(mpich libmpich-dev); fi
   fi

@@ -16,13 +16,13 @@ void copy_string(char *dst, size_t capacity, const std::string &src) {
     dst[capacity - 1] = '\0';
 }
 
-nlohmann::json registry_as_json() {
-    nlohmann::json collectives = nlohmann::json::object();
+nlohmann::ordered_json registry_as_json() {
+    nlohmann::ordered_json collectives = nlohmann::ordered_json::object();
     for (const tucoll::RegistryBase *reg : tucoll::all_registries()) {
-        nlohmann::json algorithms = nlohmann::json::array();
+        nlohmann::ordered_json algorithms = nlohmann::ordered_json::array();
         for (size_t i = 0; i < reg->size(); ++i) {
             const tucoll::AlgorithmInfo &alg = reg->info(i);
-            nlohmann::json params = nlohmann::json::array();
+            nlohmann::ordered_json params = nlohmann::ordered_json::array();
             for (const tucoll::ParamSpec &p : alg.params) {
                 params.push_back({{"name", p.name},
                                   {"min", p.min.str()},
@@ -65,6 +65,7 @@ extern "C" int tucoll_get_stats(MPI_Comm comm, tucoll_stats_t *out) {
     out->scratch_bytes = s.scratch_bytes;
     out->pack_bytes = s.pack_bytes;
     out->staging_bytes = s.staging_bytes;
+    out->inter_region_messages = s.inter_region_messages;
     return MPI_SUCCESS;
 }
 

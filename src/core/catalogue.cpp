@@ -2,6 +2,7 @@
 #include "allgather/allgather.h"
 #include "alltoallv/alltoallv.h"
 #include "core/registry.h"
+#include "sparse/sparse.h"
 
 namespace tucoll {
 
@@ -10,6 +11,8 @@ const std::vector<const RegistryBase *> &all_registries() {
         &alltoallv::registry(),
         &allgather::allgather_registry(),
         &allgather::allgatherv_registry(),
+        &sparse::alltoall_crs_registry(),
+        &sparse::alltoallv_crs_registry(),
     };
     return registries;
 }

@@ -79,7 +79,34 @@ Context::~Context() {
     release_scratch();
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+    if (finalized) return;
+    // The context dies in a collective (MPI_Comm_free or MPI_Finalize), so freeing the window —
+    // itself collective — happens on every rank alike.
+    if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
+    if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+int Context::node_comm(MPI_Comm *out) {
+    if (node_comm_ == MPI_COMM_NULL) {
+        TUCOLL_MPI(MPI_Comm_split(comm_, topo_.node, topo_.local_rank, &node_comm_));
+        TUCOLL_MPI(MPI_Comm_set_errhandler(node_comm_, MPI_ERRORS_RETURN));
+    }
+    *out = node_comm_;
+    return MPI_SUCCESS;
+}
+
+int Context::window(size_t bytes, MPI_Win *win, char **base) {
+    if (window_ == MPI_WIN_NULL || window_bytes_ < bytes) {
+        if (window_ != MPI_WIN_NULL) TUCOLL_MPI(MPI_Win_free(&window_));
+        const size_t size = std::max<size_t>(bytes, 1);
+        TUCOLL_MPI(MPI_Win_allocate(static_cast<MPI_Aint>(size), 1, MPI_INFO_NULL, comm_, &window_base_, &window_));
+        TUCOLL_MPI(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN));
+        window_bytes_ = size;
+    }
+    *win = window_;
+    *base = window_base_;
+    return MPI_SUCCESS;
 }
 
 Context *Context::peek(MPI_Comm comm) {
@@ -205,11 +232,12 @@ int Context::topology_from_node_ids(int my_node_id, int requested_ppn, Topology:
     t.ppn = equal ? node_sizes[0] : 0;
     t.regular = equal;
     for (int r = 0; r < size_ && t.regular; ++r) t.regular = (t.node_of[r] == r / t.ppn);
-    if (equal) {
-        t.rank_at.resize(size_);
-        for (int r = 0; r < size_; ++r) t.rank_at[static_cast<size_t>(t.node_of[r]) * t.ppn + t.local_rank_of[r]] = r;
-    }
+    t.node_first.assign(t.num_nodes + 1, 0);
+    for (int n = 0; n < t.num_nodes; ++n) t.node_first[n + 1] = t.node_first[n] + node_sizes[n];
+    t.node_ranks.resize(size_);
+    for (int r = 0; r < size_; ++r) t.node_ranks[t.node_first[t.node_of[r]] + t.local_rank_of[r]] = r;
     topo_ = std::move(t);
+    if (node_comm_ != MPI_COMM_NULL) TUCOLL_MPI(MPI_Comm_free(&node_comm_));  // nodes changed
     return MPI_SUCCESS;
 }
 

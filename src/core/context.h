@@ -28,10 +28,12 @@ struct Topology {
     Source source = kSplitType;
     std::vector<int> node_of;        // node of every rank of the communicator
     std::vector<int> local_rank_of;  // rank within its node of every rank
-    std::vector<int> rank_at;        // when ppn > 0: rank_at[node * ppn + local] = rank
+    std::vector<int> node_first;     // ranks of node n are node_ranks[node_first[n] .. node_first[n+1])
+    std::vector<int> node_ranks;     // every rank, grouped by node, in local order
 
-    // The rank holding local index `local` on `node` (requires ppn > 0).
-    int rank_of(int node, int local) const { return rank_at[static_cast<size_t>(node) * ppn + local]; }
+    // The rank holding local index `local` on `node`.
+    int rank_of(int node, int local) const { return node_ranks[node_first[node] + local]; }
+    int node_size(int node) const { return node_first[node + 1] - node_first[node]; }
 };
 
 // Reusable buffers. Data slots hold payload bytes; index slots hold O(P) metadata.
@@ -77,6 +79,14 @@ class Context {
     // A reusable vector of `n` zeroed 64-bit integers.
     std::vector<int64_t> &index(IndexSlot slot, size_t n);
 
+    // A communicator of this rank's node (ranks in local order), split from the private
+    // communicator on first use — collective then — and kept until the topology changes.
+    int node_comm(MPI_Comm *out);
+
+    // An RMA window of at least `bytes` bytes (disp_unit 1) over the private communicator, kept
+    // for the next call. Collective; every rank must ask for the same size.
+    int window(size_t bytes, MPI_Win *win, char **base);
+
     // A per-communicator object of type W (default-constructed on first use) in which an
     // algorithm keeps what it reuses from call to call: vectors, schedules, request arrays.
     template <class W>
@@ -107,6 +117,10 @@ class Context {
     Buffer buffers_[static_cast<int>(Slot::kCount)];
     std::vector<int64_t> indices_[static_cast<int>(IndexSlot::kCount)];
     CallStats stats_;
+    MPI_Comm node_comm_ = MPI_COMM_NULL;
+    MPI_Win window_ = MPI_WIN_NULL;
+    char *window_base_ = nullptr;
+    size_t window_bytes_ = 0;
     std::unordered_map<std::type_index, std::shared_ptr<void>> workspaces_;
 
     friend int delete_context(MPI_Comm, int, void *, void *);

@@ -28,6 +28,7 @@ int TypeInfo::query(MPI_Datatype type, TypeInfo *out) {
     out->size = size;
     out->extent = extent;
     out->true_lb = true_lb;
+    out->true_extent = true_extent;
     out->contiguous = size == 0 || (size == extent && size == true_extent);
     return MPI_SUCCESS;
 }

@@ -12,6 +12,7 @@ struct TypeInfo {
     int64_t size = 0;         // bytes of data in one element
     int64_t extent = 0;       // stride between consecutive elements
     int64_t true_lb = 0;      // offset of the first data byte from the element's address
+    int64_t true_extent = 0;  // span from the first to the last data byte of one element
     bool contiguous = false;  // elements are dense byte ranges that abut
 
     static int query(MPI_Datatype type, TypeInfo *out);  // MPI_ERR_TYPE on a null/invalid type

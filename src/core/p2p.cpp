@@ -48,6 +48,19 @@ int isend_bytes(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm
     return MPI_SUCCESS;
 }
 
+int issend_bytes(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+    if (bytes <= limit) {
+        TUCOLL_MPI(MPI_Issend(buf, static_cast<int>(bytes), MPI_BYTE, dest, tag, comm, req));
+        return MPI_SUCCESS;
+    }
+    MPI_Datatype type;
+    TUCOLL_TRY(make_byte_type(bytes, &type));
+    int rc = MPI_Issend(buf, 1, type, dest, tag, comm, req);
+    MPI_Type_free(&type);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Issend");
+    return MPI_SUCCESS;
+}
+
 int irecv_bytes(void *buf, int64_t bytes, int source, int tag, MPI_Comm comm, MPI_Request *req) {
     if (bytes <= limit) {
         TUCOLL_MPI(MPI_Irecv(buf, static_cast<int>(bytes), MPI_BYTE, source, tag, comm, req));
@@ -75,6 +88,12 @@ int Requests::send(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm c
     reqs_.push_back(MPI_REQUEST_NULL);
     is_recv_.push_back(0);
     return isend_bytes(buf, bytes, dest, tag, comm, &reqs_.back());
+}
+
+int Requests::ssend(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm) {
+    reqs_.push_back(MPI_REQUEST_NULL);
+    is_recv_.push_back(0);
+    return issend_bytes(buf, bytes, dest, tag, comm, &reqs_.back());
 }
 
 int Requests::recv(void *buf, int64_t bytes, int source, int tag, MPI_Comm comm) {
@@ -133,6 +152,18 @@ int Requests::post_list(const BlockList &blocks, int peer, int tag, MPI_Comm com
                      : MPI_Isend(MPI_BOTTOM, 1, type, peer, tag, comm, &reqs_.back());
     MPI_Type_free(&type);  // MPI keeps it alive while the request needs it
     if (rc != MPI_SUCCESS) return mpi_fail(rc, is_recv ? "MPI_Irecv" : "MPI_Isend");
+    return MPI_SUCCESS;
+}
+
+int Requests::test_all(int *done) {
+    *done = 1;
+    if (reqs_.empty()) return MPI_SUCCESS;
+    int rc = MPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), done, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Testall");
+    if (*done) {
+        reqs_.clear();
+        is_recv_.clear();
+    }
     return MPI_SUCCESS;
 }
 

@@ -22,6 +22,7 @@ enum Tag : int {
 // one message of a derived datatype, so both sides must agree on `bytes` (they always do: the
 // receiver's count comes from the same MPI_Alltoallv signature rules or from metadata).
 int isend_bytes(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm, MPI_Request *req);
+int issend_bytes(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm, MPI_Request *req);
 int irecv_bytes(void *buf, int64_t bytes, int source, int tag, MPI_Comm comm, MPI_Request *req);
 
 // Several memory ranges sent or received as one message: a single range goes out as plain
@@ -55,12 +56,15 @@ class Requests {
     // Post operations; return MPI_SUCCESS or a tucoll error.
     int send(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm);
     int recv(void *buf, int64_t bytes, int source, int tag, MPI_Comm comm);
+    // A synchronous send: complete only once the receiver has matched it (NBX).
+    int ssend(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm);
     // One message made of the list's ranges (nothing is posted for an empty list). The ranges
     // must stay valid until wait_all().
     int send(const BlockList &blocks, int dest, int tag, MPI_Comm comm);
     int recv(const BlockList &blocks, int source, int tag, MPI_Comm comm);
 
-    int wait_all();  // completes everything posted so far
+    int wait_all();              // completes everything posted so far
+    int test_all(int *done);     // *done = 1 (and the set emptied) when everything has completed
     size_t pending() const { return reqs_.size(); }
 
   private:

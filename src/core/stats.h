@@ -17,6 +17,7 @@ struct CallStats {
     int64_t scratch_bytes = 0;
     int64_t pack_bytes = 0;
     int64_t staging_bytes = 0;
+    int64_t inter_region_messages = 0;  // messages to ranks on other nodes (sparse exchanges)
 
     void reset(const char *name) { *this = CallStats(); collective = name; }
 

@@ -1,6 +1,7 @@
 """tucoll-bench as users run it: output formats, --check, options and errors."""
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -163,3 +164,27 @@ def test_rank_mappings(build, collective, args, mapping):
     assert (frame["mapping"] == mapping).all()
     assert (frame["ppn"] == 3).all()
     assert not any("fallback" in p for p in frame["path"])
+
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "matrices"
+
+
+@pytest.mark.parametrize("collective,matrix,count", [("alltoallv_crs", "can_1054.mtx", 4),
+                                                     ("alltoall_crs", "bibd_49_3.mtx", 5)])
+def test_sparse_exchanges_on_matrices(build, collective, matrix, count):
+    if not (SHARED / matrix).is_file():
+        pytest.skip(f"{SHARED / matrix} not present")
+    frame = run_bench(build, BenchRun(collective, 8, ["--matrix", str(SHARED / matrix), "--iters", "3", "--check"],
+                                      env={"TUCOLL_PPN": "4"}))
+    assert len(frame) == count
+    assert (frame["ok"] == "1").all(), frame
+    assert list(frame.columns)[-1] == "inter_region_msgs"
+    by_alg = frame.set_index("algorithm")["inter_region_msgs"]
+    assert by_alg["nbx_loc"] < by_alg["nbx"]
+    assert by_alg["personalized_loc"] < by_alg["personalized"]
+
+
+def test_sparse_random_pattern(build):
+    frame = run_bench(build, BenchRun("alltoallv_crs", 5, ["--dist", "random:3", "--size", "64", "--type", "vector",
+                                                             "--iters", "2", "--check"], env={"TUCOLL_PPN": "2"}))
+    assert (frame["ok"] == "1").all(), frame

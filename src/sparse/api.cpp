@@ -1,0 +1,267 @@
+// tucoll_alltoall_crs / tucoll_alltoallv_crs and their _with forms: checks, the byte view of the
+// send side, selection, the exchange, and the typed, source-sorted results the caller owns.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/datatype.h"
+#include "core/errors.h"
+#include "core/validate.h"
+#include "sparse/sparse.h"
+#include "tucoll.h"
+
+namespace tucoll::sparse {
+namespace {
+
+struct Args {
+    bool variable;
+    int send_nnz, send_size;
+    const int *dest;
+    int sendcount;            // alltoall_crs
+    const int *sendcounts;    // alltoallv_crs
+    const int *sdispls;       // alltoallv_crs
+    MPI_Datatype sendtype;
+    const void *sendvals;
+    int *recv_nnz;
+    int *recv_size;           // alltoallv_crs
+    int **src;
+    int recvcount;            // alltoall_crs
+    int **recvcounts, **rdispls;  // alltoallv_crs
+    MPI_Datatype recvtype;
+    void **recvvals;
+    MPI_Comm comm;
+    const char *fn;
+};
+
+// Storage of the packed send side, when the send type is not contiguous.
+struct SendPacking {
+    std::vector<char> bytes;
+    std::vector<int64_t> offsets;
+};
+
+int check(Context &ctx, const Args &a, TypeInfo *st, TypeInfo *rt) {
+    const int p = ctx.size();
+    const char *fn = a.fn;
+    if (a.send_nnz < 0) return failf(MPI_ERR_COUNT, "%s: send_nnz = %d is negative", fn, a.send_nnz);
+    if (a.send_nnz > 0 && a.dest == nullptr) return failf(MPI_ERR_ARG, "%s: dest is NULL", fn);
+    for (int i = 0; i < a.send_nnz; ++i) {
+        if (a.dest[i] < 0 || a.dest[i] >= p) {
+            return failf(MPI_ERR_RANK, "%s: dest[%d] = %d is not a rank of the communicator (size %d)", fn, i,
+                         a.dest[i], p);
+        }
+    }
+    if (a.recv_nnz == nullptr || a.src == nullptr || a.recvvals == nullptr ||
+        (a.variable && (a.recv_size == nullptr || a.recvcounts == nullptr || a.rdispls == nullptr))) {
+        return failf(MPI_ERR_ARG, "%s: an output pointer is NULL", fn);
+    }
+    if (*a.recv_nnz < -1) return failf(MPI_ERR_COUNT, "%s: recv_nnz = %d (use -1 for unknown)", fn, *a.recv_nnz);
+    if (a.variable && *a.recv_size < -1) return failf(MPI_ERR_COUNT, "%s: recv_size = %d (use -1 for unknown)", fn, *a.recv_size);
+    TUCOLL_TRY(prefix_error(TypeInfo::query(a.sendtype, st), std::string(fn) + ": sendtype: "));
+    TUCOLL_TRY(prefix_error(TypeInfo::query(a.recvtype, rt), std::string(fn) + ": recvtype: "));
+    if (rt->true_lb < 0) return failf(MPI_ERR_TYPE, "%s: recvtype with a negative lower bound is not supported", fn);
+    int64_t elements = 0;
+    if (a.variable) {
+        if (a.send_nnz > 0 && (a.sendcounts == nullptr || a.sdispls == nullptr)) {
+            return failf(MPI_ERR_ARG, "%s: sendcounts or sdispls is NULL", fn);
+        }
+        for (int i = 0; i < a.send_nnz; ++i) {
+            if (a.sendcounts[i] < 0) return failf(MPI_ERR_COUNT, "%s: sendcounts[%d] = %d is negative", fn, i, a.sendcounts[i]);
+            if (a.sdispls[i] < 0 || static_cast<int64_t>(a.sdispls[i]) + a.sendcounts[i] > a.send_size) {
+                return failf(MPI_ERR_ARG, "%s: message %d (elements %d..%lld) lies outside send_size = %d", fn, i,
+                             a.sdispls[i], static_cast<long long>(a.sdispls[i]) + a.sendcounts[i], a.send_size);
+            }
+            elements += a.sendcounts[i];
+        }
+    } else {
+        if (a.sendcount < 0) return failf(MPI_ERR_COUNT, "%s: sendcount = %d is negative", fn, a.sendcount);
+        if (a.recvcount < 0) return failf(MPI_ERR_COUNT, "%s: recvcount = %d is negative", fn, a.recvcount);
+        if (a.sendcount * st->size != a.recvcount * rt->size) {
+            return failf(MPI_ERR_TRUNCATE, "%s: messages of %lld bytes are received as %lld", fn,
+                         static_cast<long long>(a.sendcount * st->size), static_cast<long long>(a.recvcount * rt->size));
+        }
+        elements = static_cast<int64_t>(a.sendcount) * a.send_nnz;
+    }
+    return check_buffer(fn, "sendvals", a.sendvals, elements * st->size, *st);
+}
+
+// The send side as bytes: in place for contiguous types, packed otherwise.
+int outgoing(Context &ctx, const Args &a, const TypeInfo &st, Outgoing *out) {
+    out->count = a.send_nnz;
+    out->dest = a.dest;
+    out->bytes.resize(a.send_nnz);
+    out->data.resize(a.send_nnz);
+    out->constant = !a.variable;
+    out->constant_bytes = a.variable ? 0 : a.sendcount * st.size;
+    std::vector<int> counts(a.send_nnz), displs(a.send_nnz);
+    for (int i = 0; i < a.send_nnz; ++i) {
+        counts[i] = a.variable ? a.sendcounts[i] : a.sendcount;
+        displs[i] = a.variable ? a.sdispls[i] : i * a.sendcount;
+        out->bytes[i] = counts[i] * st.size;
+    }
+    if (st.contiguous) {
+        const char *base = static_cast<const char *>(a.sendvals) + st.true_lb;
+        for (int i = 0; i < a.send_nnz; ++i) out->data[i] = base + static_cast<int64_t>(displs[i]) * st.extent;
+        return MPI_SUCCESS;
+    }
+    SendPacking &pack = ctx.workspace<SendPacking>();
+    pack.offsets.resize(a.send_nnz);
+    int64_t total = 0;
+    for (int i = 0; i < a.send_nnz; ++i) {
+        pack.offsets[i] = total;
+        total += out->bytes[i];
+    }
+    pack.bytes.resize(static_cast<size_t>(total));
+    ctx.stats().pack_bytes += total;
+    TUCOLL_TRY(pack_blocks(a.sendvals, a.sendtype, st, a.send_nnz, counts.data(), displs.data(), pack.bytes.data(),
+                           pack.offsets.data(), ctx.comm()));
+    for (int i = 0; i < a.send_nnz; ++i) out->data[i] = pack.bytes.data() + pack.offsets[i];
+    return MPI_SUCCESS;
+}
+
+template <class T>
+T *allocate(int64_t n, bool *failed) {
+    if (n <= 0) return nullptr;
+    T *p = static_cast<T *>(std::malloc(static_cast<size_t>(n) * sizeof(T)));
+    if (p == nullptr) *failed = true;
+    return p;
+}
+
+// Typed results, sorted by source, in memory the caller releases with tucoll_free.
+int deliver(Context &ctx, const Args &a, const TypeInfo &rt, Inbox &inbox) {
+    inbox.sort_by_source();
+    const int64_t n = static_cast<int64_t>(inbox.size());
+    if (*a.recv_nnz >= 0 && n != *a.recv_nnz) {
+        return failf(MPI_ERR_OTHER, "%s: recv_nnz = %d was given but %lld messages arrived", a.fn, *a.recv_nnz,
+                     static_cast<long long>(n));
+    }
+    std::vector<int> counts(n), displs(n);
+    int64_t elements = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t bytes = inbox.bytes(i);
+        const int64_t count = rt.size > 0 ? bytes / rt.size : 0;
+        if ((rt.size == 0 && bytes != 0) || (rt.size > 0 && bytes % rt.size != 0) ||
+            (!a.variable && count != a.recvcount)) {
+            return failf(MPI_ERR_TRUNCATE, "%s: a %lld-byte message from rank %d does not match recvtype/recvcount",
+                         a.fn, static_cast<long long>(bytes), inbox.source(i));
+        }
+        counts[i] = static_cast<int>(count);
+        displs[i] = static_cast<int>(elements);
+        elements += count;
+    }
+    if (a.variable && *a.recv_size >= 0 && elements != *a.recv_size) {
+        return failf(MPI_ERR_OTHER, "%s: recv_size = %d was given but %lld elements arrived", a.fn, *a.recv_size,
+                     static_cast<long long>(elements));
+    }
+    bool failed = false;
+    int *src = allocate<int>(n, &failed);
+    int *rcounts = a.variable ? allocate<int>(n, &failed) : nullptr;
+    int *rdispls = a.variable ? allocate<int>(n, &failed) : nullptr;
+    // Element k of the result lies at k * extent + true_lb; the last one ends true_extent later.
+    const int64_t vals_bytes = elements > 0 ? (elements - 1) * rt.extent + rt.true_lb + rt.true_extent : 0;
+    char *vals = allocate<char>(vals_bytes, &failed);
+    if (failed) {
+        std::free(src);
+        std::free(rcounts);
+        std::free(rdispls);
+        std::free(vals);
+        return failf(MPI_ERR_NO_MEM, "%s: cannot allocate the receive side", a.fn);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        src[i] = inbox.source(i);
+        if (a.variable) {
+            rcounts[i] = counts[i];
+            rdispls[i] = displs[i];
+        }
+        if (rt.contiguous) {
+            std::memcpy(vals + rt.true_lb + static_cast<int64_t>(displs[i]) * rt.extent, inbox.data(i), static_cast<size_t>(inbox.bytes(i)));
+        } else {
+            const int64_t zero = 0;
+            const int rc = unpack_blocks(inbox.data(i), &zero, vals, a.recvtype, rt, 1, &counts[i], &displs[i], ctx.comm());
+            if (rc != MPI_SUCCESS) {
+                std::free(src);
+                std::free(rcounts);
+                std::free(rdispls);
+                std::free(vals);
+                return rc;
+            }
+        }
+    }
+    *a.recv_nnz = static_cast<int>(n);
+    *a.src = src;
+    *a.recvvals = vals;
+    if (a.variable) {
+        *a.recv_size = static_cast<int>(elements);
+        *a.recvcounts = rcounts;
+        *a.rdispls = rdispls;
+    }
+    return MPI_SUCCESS;
+}
+
+int run(const char *spec, const Args &a) {
+    const Registry<Algorithm> &registry = a.variable ? alltoallv_crs_registry() : alltoall_crs_registry();
+    Context *ctx = nullptr;
+    TUCOLL_TRY(prefix_error(Context::get(a.comm, &ctx), std::string(a.fn) + ": "));
+    TypeInfo st, rt;
+    Selection sel;
+    int rc = check(*ctx, a, &st, &rt);
+    if (rc == MPI_SUCCESS) {
+        const Scope scope{ctx->size(), ctx->topology().max_local_size};
+        rc = prefix_error(select_algorithm(registry, spec, scope, &sel), std::string(a.fn) + ": ");
+    }
+    if (global_checks_enabled()) rc = agree_on_error(*ctx, rc, a.fn);
+    if (rc != MPI_SUCCESS) return rc;
+
+    const Algorithm &alg = registry[sel.index];
+    CallStats &stats = ctx->stats();
+    stats.reset(registry.collective());
+    stats.algorithm = sel.spec;
+    stats.path = st.contiguous ? "direct" : "packed send";
+    Outgoing out;
+    TUCOLL_TRY(outgoing(*ctx, a, st, &out));
+    Inbox &inbox = ctx->workspace<Inbox>();
+    inbox.clear();
+    Known known;
+    known.recv_nnz = *a.recv_nnz;
+    TUCOLL_TRY(alg.run(*ctx, out, inbox, known, stats));
+    return deliver(*ctx, a, rt, inbox);
+}
+
+}  // namespace
+}  // namespace tucoll::sparse
+
+extern "C" int tucoll_alltoall_crs_with(const char *spec, int send_nnz, const int dest[], int sendcount,
+                                        MPI_Datatype sendtype, const void *sendvals, int *recv_nnz, int **src,
+                                        int recvcount, MPI_Datatype recvtype, void **recvvals, MPI_Comm comm) {
+    const tucoll::sparse::Args args{false,    send_nnz, 0,        dest,     sendcount, nullptr,     nullptr,
+                                    sendtype, sendvals, recv_nnz, nullptr,  src,       recvcount,   nullptr,
+                                    nullptr,  recvtype, recvvals, comm,     "tucoll_alltoall_crs"};
+    return tucoll::sparse::run(spec, args);
+}
+
+extern "C" int tucoll_alltoall_crs(int send_nnz, const int dest[], int sendcount, MPI_Datatype sendtype,
+                                   const void *sendvals, int *recv_nnz, int **src, int recvcount,
+                                   MPI_Datatype recvtype, void **recvvals, MPI_Comm comm) {
+    return tucoll_alltoall_crs_with(nullptr, send_nnz, dest, sendcount, sendtype, sendvals, recv_nnz, src, recvcount,
+                                    recvtype, recvvals, comm);
+}
+
+extern "C" int tucoll_alltoallv_crs_with(const char *spec, int send_nnz, int send_size, const int dest[],
+                                         const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                                         const void *sendvals, int *recv_nnz, int *recv_size, int **src,
+                                         int **recvcounts, int **rdispls, MPI_Datatype recvtype, void **recvvals,
+                                         MPI_Comm comm) {
+    const tucoll::sparse::Args args{true,     send_nnz, send_size, dest,     0,          sendcounts, sdispls,
+                                    sendtype, sendvals, recv_nnz,  recv_size, src,       0,          recvcounts,
+                                    rdispls,  recvtype, recvvals,  comm,      "tucoll_alltoallv_crs"};
+    return tucoll::sparse::run(spec, args);
+}
+
+extern "C" int tucoll_alltoallv_crs(int send_nnz, int send_size, const int dest[], const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, const void *sendvals, int *recv_nnz,
+                                    int *recv_size, int **src, int **recvcounts, int **rdispls,
+                                    MPI_Datatype recvtype, void **recvvals, MPI_Comm comm) {
+    return tucoll_alltoallv_crs_with(nullptr, send_nnz, send_size, dest, sendcounts, sdispls, sendtype, sendvals,
+                                     recv_nnz, recv_size, src, recvcounts, rdispls, recvtype, recvvals, comm);
+}
+
+extern "C" void tucoll_free(void *ptr) { std::free(ptr); }

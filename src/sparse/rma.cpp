@@ -1,0 +1,74 @@
+// rma (seed 004 Algorithm 3, as in CELLAR): one-sided puts. Every rank owns a window with one
+// message slot per rank plus one arrival flag per rank; a sender puts its message into slot
+// `rank` of the destination and sets flag `rank` there; two fences delimit the exchange. Arrival
+// is read from the flags, never inferred from the payload, so empty and all-zero messages count.
+// Constant-size messages only. The window is created once and kept on the communicator.
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include "core/errors.h"
+#include "sparse/sparse.h"
+
+namespace tucoll::sparse {
+namespace {
+
+const char kArrived = 1;
+
+struct ListedDestinations {
+    std::vector<char> seen;
+};
+
+int run(Context &ctx, const Outgoing &out, Inbox &inbox, const Known &, CallStats &stats) {
+    const int p = ctx.size(), me = ctx.rank();
+    const int64_t bytes = out.constant_bytes;
+    if (bytes > INT_MAX) return failf(MPI_ERR_COUNT, "rma: messages of %lld bytes exceed what one MPI_Put carries", static_cast<long long>(bytes));
+    // One slot per source: a destination listed twice would overwrite its first message.
+    std::vector<char> &listed = ctx.workspace<ListedDestinations>().seen;
+    listed.assign(p, 0);
+    for (int i = 0; i < out.count; ++i) {
+        if (listed[out.dest[i]]++) {
+            return failf(MPI_ERR_ARG, "rma: dest %d is listed twice; rma carries one message per destination", out.dest[i]);
+        }
+    }
+    const int64_t flags_at = static_cast<int64_t>(p) * bytes;
+    MPI_Win win;
+    char *base = nullptr;
+    TUCOLL_TRY(ctx.window(static_cast<size_t>(flags_at + p), &win, &base));
+    stats.scratch_bytes += flags_at + p;
+    std::memset(base + flags_at, 0, static_cast<size_t>(p));  // before the fence opens the epoch
+    TUCOLL_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
+    for (int i = 0; i < out.count; ++i) {
+        const int dest = out.dest[i];
+        if (bytes > 0) {
+            TUCOLL_MPI(MPI_Put(out.data[i], static_cast<int>(bytes), MPI_BYTE, dest, static_cast<MPI_Aint>(me) * bytes,
+                               static_cast<int>(bytes), MPI_BYTE, win));
+        }
+        TUCOLL_MPI(MPI_Put(&kArrived, 1, MPI_BYTE, dest, static_cast<MPI_Aint>(flags_at + me), 1, MPI_BYTE, win));
+        if (dest != me) {
+            stats.count_send(bytes);
+            stats.inter_region_messages += inter_region(ctx, dest);
+        }
+    }
+    TUCOLL_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    for (int s = 0; s < p; ++s) {
+        if (base[flags_at + s] == kArrived) std::memcpy(inbox.add(s, bytes), base + static_cast<int64_t>(s) * bytes, static_cast<size_t>(bytes));
+    }
+    stats.rounds += 1;
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+Algorithm rma_algorithm() {
+    Algorithm a;
+    a.name = "rma";
+    a.summary = "one-sided puts into a window of P slots, arrival flagged explicitly, two fences";
+    a.constraints = "constant-size messages only (alltoall_crs), the same size on every rank, one message per "
+                    "destination";
+    a.run = run;
+    a.constant_only = true;
+    return a;
+}
+
+}  // namespace tucoll::sparse

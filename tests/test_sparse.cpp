@@ -1,0 +1,310 @@
+// The sparse dynamic data exchanges against a dense reference (MPI_Alltoall of per-pair counts
+// and sizes + MPI_Alltoallv): every algorithm, regions of 1, 2 and 4 ranks, every matrix in
+// ../shared/data/matrices and random patterns with the corner cases of seed 004's problem.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "crs_exchange.h"
+#include "sparse/sparse.h"
+#include "test_util.h"
+#include "tucoll.h"
+
+namespace tucoll::test {
+namespace {
+
+using bench::CrsInput;
+using bench::CrsResult;
+using bench::TypePair;
+
+// A duplicate of MPI_COMM_WORLD whose nodes hold q consecutive ranks.
+MPI_Comm comm_with_ppn(int q) {
+    static std::map<int, MPI_Comm> comms;
+    auto it = comms.find(q);
+    if (it != comms.end()) return it->second;
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    EXPECT_EQ(tucoll_comm_set_ppn(c, q), MPI_SUCCESS);
+    return comms[q] = c;
+}
+
+struct Outputs {
+    int nnz = -1, size = -1;
+    int *src = nullptr, *counts = nullptr, *displs = nullptr;
+    void *vals = nullptr;
+    ~Outputs() {
+        tucoll_free(src);
+        tucoll_free(counts);
+        tucoll_free(displs);
+        tucoll_free(vals);
+    }
+};
+
+// Runs `spec` on `in` over `comm`; compares with the dense reference. `known`: pass the receive
+// totals (from the reference) instead of -1. True on every rank iff everything matches.
+bool matches_reference(const std::string &spec, bool variable, const CrsInput &in, const TypePair &t, MPI_Comm comm,
+                       bool known = false, tucoll_stats_t *stats = nullptr) {
+    CrsResult ref;
+    EXPECT_EQ(bench::crs_reference(in, t, comm, &ref), MPI_SUCCESS);
+    Outputs o;
+    if (known) {
+        o.nnz = static_cast<int>(ref.src.size());
+        o.size = std::accumulate(ref.counts.begin(), ref.counts.end(), 0);
+    }
+    const int nnz = static_cast<int>(in.dest.size());
+    int rc;
+    if (variable) {
+        rc = tucoll_alltoallv_crs_with(spec.c_str(), nnz, in.total, in.dest.data(), in.counts.data(), in.displs.data(),
+                                       t.send, in.values.data(), &o.nnz, &o.size, &o.src, &o.counts, &o.displs, t.recv,
+                                       &o.vals, comm);
+    } else {
+        const int mine = in.counts.empty() ? 0 : in.counts[0];
+        int count = 0;
+        MPI_Allreduce(&mine, &count, 1, MPI_INT, MPI_MAX, comm);
+        rc = tucoll_alltoall_crs_with(spec.c_str(), nnz, in.dest.data(), count, t.send, in.values.data(), &o.nnz,
+                                      &o.src, static_cast<int>(count * t.send_size / t.recv_size), t.recv, &o.vals, comm);
+    }
+    EXPECT_EQ(rc, MPI_SUCCESS) << spec << ": " << tucoll_error_string(rc);
+    bool ok = rc == MPI_SUCCESS && o.nnz == static_cast<int>(ref.src.size());
+    EXPECT_EQ(o.nnz, static_cast<int>(ref.src.size())) << spec;
+    int64_t element = 0;
+    for (int i = 0; ok && i < o.nnz; ++i) {
+        const int count = variable ? o.counts[i] : ref.counts[i];
+        ok = o.src[i] == ref.src[i] && count == ref.counts[i] && (!variable || o.displs[i] == element);
+        std::vector<unsigned char> packed(ref.data[i].size() + 1);
+        int position = 0;
+        MPI_Pack(static_cast<char *>(o.vals) + element * t.recv_extent, count, t.recv, packed.data(),
+                 static_cast<int>(packed.size()), &position, comm);
+        ok = ok && std::equal(ref.data[i].begin(), ref.data[i].end(), packed.begin());
+        EXPECT_TRUE(ok) << spec << ": message " << i << " (from " << o.src[i] << ") differs";
+        element += count;
+    }
+    if (variable && rc == MPI_SUCCESS) {
+        EXPECT_EQ(o.size, element);
+        ok = ok && o.size == element;
+    }
+    if (stats != nullptr) tucoll_get_stats(comm, stats);
+    return all_ranks(ok, comm);
+}
+
+std::vector<std::string> names(const RegistryBase &r) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < r.size(); ++i) out.push_back(r.info(i).name);
+    return out;
+}
+
+// Every algorithm of both registries, regions of 1, 2 and 4 ranks.
+void check_everywhere(const std::string &source, const std::string &type, int64_t size) {
+    const int p = world_size(), me = world_rank();
+    TypePair t;
+    ASSERT_EQ(TypePair::create(type, &t), "");
+    for (bool variable : {false, true}) {
+        CrsInput in;
+        ASSERT_EQ(bench::build_crs(source, variable, size, t, 17, me, p, &in), "");
+        const auto &registry = variable ? sparse::alltoallv_crs_registry() : sparse::alltoall_crs_registry();
+        for (int q : {1, 2, 4}) {
+            for (const std::string &spec : names(registry)) {
+                EXPECT_TRUE(matches_reference(spec, variable, in, t, comm_with_ppn(q)))
+                    << source << " " << (variable ? "alltoallv_crs " : "alltoall_crs ") << spec << " Q=" << q;
+            }
+        }
+    }
+}
+
+std::vector<std::string> matrices() {
+    std::vector<std::string> files;
+    const std::string dir = TUCOLL_SHARED_DIR "/data/matrices";
+    if (DIR *d = opendir(dir.c_str())) {
+        while (dirent *e = readdir(d)) {
+            const std::string name = e->d_name;
+            if (name.size() > 4 && name.compare(name.size() - 4, 4, ".mtx") == 0) files.push_back(dir + "/" + name);
+        }
+        closedir(d);
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+class SparseOnMatrix : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SparseOnMatrix, MatchesTheDenseReference) { check_everywhere("matrix:" + GetParam(), "int", 4); }
+
+INSTANTIATE_TEST_SUITE_P(SuiteSparse, SparseOnMatrix, ::testing::ValuesIn(matrices()), [](const auto &info) {
+    const std::string &path = info.param;
+    return sanitize(path.substr(path.find_last_of('/') + 1));
+});
+
+TEST(SparseMatrices, AllPresent) { EXPECT_GE(matrices().size(), 20u) << "../shared/data/matrices"; }
+
+struct RandomCase {
+    std::string source, type;
+    int64_t size;
+};
+
+class SparseOnRandomPattern : public ::testing::TestWithParam<RandomCase> {};
+
+TEST_P(SparseOnRandomPattern, MatchesTheDenseReference) {
+    check_everywhere(GetParam().source, GetParam().type, GetParam().size);
+}
+
+INSTANTIATE_TEST_SUITE_P(Patterns, SparseOnRandomPattern,
+                         ::testing::Values(RandomCase{"random:0", "int", 16},      // no messages at all
+                                           RandomCase{"random:1", "int", 8},
+                                           RandomCase{"random:3", "double", 40},
+                                           RandomCase{"random:3", "vector", 40},  // non-contiguous type
+                                           RandomCase{"random:5", "int", 0},      // every message empty
+                                           RandomCase{"random:64", "int", 12}),   // everyone to everyone
+                         [](const auto &info) {
+                             return sanitize(info.param.source + "_" + info.param.type + "_" + std::to_string(info.param.size));
+                         });
+
+// Hand-made patterns for the corners: one rank sending to everyone, self-messages only, and
+// messages whose payload is all zero bytes (RMA must see them through its flags).
+CrsInput pattern(const std::vector<int> &dest, int count_each, unsigned char fill) {
+    CrsInput in;
+    in.dest = dest;
+    in.counts.assign(dest.size(), count_each);
+    in.displs.resize(dest.size());
+    std::exclusive_scan(in.counts.begin(), in.counts.end(), in.displs.begin(), 0);
+    in.total = count_each * static_cast<int>(dest.size());
+    in.values.assign(static_cast<size_t>(in.total + 1) * sizeof(int), fill);
+    return in;
+}
+
+TEST(SparseCorners, OneRankSendsToEveryoneOthersToThemselves) {
+    const int p = world_size(), me = world_rank();
+    TypePair t;
+    ASSERT_EQ(TypePair::create("int", &t), "");
+    std::vector<int> dest;
+    if (me == 0) {
+        dest.resize(p);
+        std::iota(dest.begin(), dest.end(), 0);
+    } else {
+        dest = {me};
+    }
+    const CrsInput in = pattern(dest, 3, static_cast<unsigned char>(me + 1));
+    for (int q : {1, 2, 4}) {
+        for (bool variable : {false, true}) {
+            const auto &registry = variable ? sparse::alltoallv_crs_registry() : sparse::alltoall_crs_registry();
+            for (const std::string &spec : names(registry)) {
+                EXPECT_TRUE(matches_reference(spec, variable, in, t, comm_with_ppn(q))) << spec << " Q=" << q;
+            }
+        }
+    }
+}
+
+TEST(SparseCorners, AllZeroPayloadsAreStillMessages) {
+    const int p = world_size(), me = world_rank();
+    TypePair t;
+    ASSERT_EQ(TypePair::create("int", &t), "");
+    std::vector<int> dest = {(me + 1) % p};
+    if ((me + 2) % p != dest[0]) dest.push_back((me + 2) % p);
+    const CrsInput in = pattern(dest, 2, 0);
+    for (const std::string &spec : names(sparse::alltoall_crs_registry())) {
+        tucoll_stats_t s;
+        EXPECT_TRUE(matches_reference(spec, false, in, t, comm_with_ppn(2), false, &s)) << spec;
+    }
+}
+
+TEST(SparseKnownCounts, SkipDiscovery) {
+    const int p = world_size(), me = world_rank();
+    TypePair t;
+    ASSERT_EQ(TypePair::create("int", &t), "");
+    for (bool variable : {false, true}) {
+        CrsInput in;
+        ASSERT_EQ(bench::build_crs("random:3", variable, 20, t, 5, me, p, &in), "");
+        const auto &registry = variable ? sparse::alltoallv_crs_registry() : sparse::alltoall_crs_registry();
+        for (const std::string &spec : names(registry)) {
+            tucoll_stats_t s;
+            EXPECT_TRUE(matches_reference(spec, variable, in, t, comm_with_ppn(2), true, &s)) << spec;
+            if (spec == "personalized") {
+                EXPECT_EQ(s.rounds, 1) << "a known count skips the reduction";
+            }
+        }
+    }
+}
+
+// Regions cut the messages that leave a node: one per other node at most.
+TEST(SparseLocality, AggregationBoundsInterRegionMessages) {
+    const int p = world_size(), me = world_rank();
+    if (p < 4) GTEST_SKIP() << "needs two regions of two";
+    TypePair t;
+    ASSERT_EQ(TypePair::create("int", &t), "");
+    CrsInput in;
+    ASSERT_EQ(bench::build_crs("random:64", true, 8, t, 3, me, p, &in), "");
+    tucoll_stats_t plain, local;
+    ASSERT_TRUE(matches_reference("nbx", true, in, t, comm_with_ppn(2), false, &plain));
+    ASSERT_TRUE(matches_reference("nbx_loc", true, in, t, comm_with_ppn(2), false, &local));
+    const int other_nodes = (p + 1) / 2 - 1;
+    EXPECT_EQ(plain.inter_region_messages, p - (me / 2 * 2 + 2 <= p ? 2 : 1));
+    EXPECT_LE(local.inter_region_messages, other_nodes);
+    EXPECT_LT(local.inter_region_messages, plain.inter_region_messages);
+}
+
+// The exchange spans the caller's communicator only: two halves exchange at the same time, each
+// on its own sub-communicator, without mixing.
+TEST(SparseCommunicator, ConcurrentExchangesOnSubCommunicators) {
+    const int me = world_rank();
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half);
+    int hp = 0, hr = 0;
+    MPI_Comm_size(half, &hp);
+    MPI_Comm_rank(half, &hr);
+    TypePair t;
+    ASSERT_EQ(TypePair::create("int", &t), "");
+    bool ok = true;
+    for (bool variable : {false, true}) {
+        CrsInput in;
+        ASSERT_EQ(bench::build_crs("random:2", variable, 12, t, 40 + me % 2, hr, hp, &in), "");
+        const auto &registry = variable ? sparse::alltoallv_crs_registry() : sparse::alltoall_crs_registry();
+        for (const std::string &spec : names(registry)) ok = matches_reference(spec, variable, in, t, half) && ok;
+    }
+    MPI_Comm_free(&half);
+    EXPECT_TRUE(all_ranks(ok));
+}
+
+TEST(SparseBadInput, ErrorsAreReported) {
+    const int p = world_size();
+    int nnz = -1, size = -1, *src = nullptr, *counts = nullptr, *displs = nullptr;
+    void *vals = nullptr;
+    const int dest_bad[1] = {p}, dest_ok[1] = {0}, one[1] = {1}, zero[1] = {0};
+    const int value = 5;
+    auto expect = [](int rc, int cls, const char *fragment) {
+        EXPECT_EQ(rc, cls) << tucoll_error_string(rc);
+        EXPECT_NE(std::string(tucoll_error_string(rc)).find(fragment), std::string::npos) << tucoll_error_string(rc);
+    };
+    expect(tucoll_alltoall_crs(-1, dest_ok, 1, MPI_INT, &value, &nnz, &src, 1, MPI_INT, &vals, MPI_COMM_WORLD),
+           MPI_ERR_COUNT, "send_nnz = -1");
+    expect(tucoll_alltoall_crs(1, dest_bad, 1, MPI_INT, &value, &nnz, &src, 1, MPI_INT, &vals, MPI_COMM_WORLD),
+           MPI_ERR_RANK, "is not a rank");
+    expect(tucoll_alltoall_crs(1, dest_ok, 1, MPI_INT, &value, nullptr, &src, 1, MPI_INT, &vals, MPI_COMM_WORLD),
+           MPI_ERR_ARG, "output pointer is NULL");
+    expect(tucoll_alltoall_crs(1, dest_ok, 1, MPI_INT, nullptr, &nnz, &src, 1, MPI_INT, &vals, MPI_COMM_WORLD),
+           MPI_ERR_BUFFER, "sendvals is NULL");
+    expect(tucoll_alltoall_crs(1, dest_ok, 1, MPI_INT, &value, &nnz, &src, 2, MPI_INT, &vals, MPI_COMM_WORLD),
+           MPI_ERR_TRUNCATE, "received as");
+    expect(tucoll_alltoallv_crs(1, 1, dest_ok, one, one, MPI_INT, &value, &nnz, &size, &src, &counts, &displs,
+                                MPI_INT, &vals, MPI_COMM_WORLD),
+           MPI_ERR_ARG, "outside send_size");
+    expect(tucoll_alltoallv_crs_with("rma", 1, 1, dest_ok, one, zero, MPI_INT, &value, &nnz, &size, &src, &counts,
+                                     &displs, MPI_INT, &vals, MPI_COMM_WORLD),
+           MPI_ERR_ARG, "unknown alltoallv_crs algorithm \"rma\"");
+    expect(tucoll_alltoall_crs_with("nbx:radix=2", 1, dest_ok, 1, MPI_INT, &value, &nnz, &src, 1, MPI_INT, &vals,
+                                    MPI_COMM_WORLD),
+           MPI_ERR_ARG, "unknown parameter");
+    if (p > 1) {
+        const int twice[2] = {1, 1}, values[2] = {1, 2};
+        expect(tucoll_alltoall_crs_with("rma", 2, twice, 1, MPI_INT, values, &nnz, &src, 1, MPI_INT, &vals,
+                                        MPI_COMM_WORLD),
+               MPI_ERR_ARG, "one message per destination");
+    }
+    EXPECT_EQ(src, nullptr);
+    EXPECT_EQ(vals, nullptr);
+}
+
+}  // namespace
+}  // namespace tucoll::test
