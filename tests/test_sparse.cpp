@@ -261,7 +261,19 @@ TEST(SparseCommunicator, ConcurrentExchangesOnSubCommunicators) {
         CrsInput in;
         ASSERT_EQ(bench::build_crs("random:2", variable, 12, t, 40 + me % 2, hr, hp, &in), "");
         const auto &registry = variable ? sparse::alltoallv_crs_registry() : sparse::alltoall_crs_registry();
-        for (const std::string &spec : names(registry)) ok = matches_reference(spec, variable, in, t, half) && ok;
+        for (const std::string &spec : names(registry)) {
+            if (spec == "rma") {
+                // Open MPI 4.x names a window's shared-memory segment after the communicator's
+                // context id, which two halves of a split share: creating windows on both at
+                // once collides (open-mpi/ompi#7393). The halves take their turn.
+                for (int turn = 0; turn < 2; ++turn) {
+                    if (me % 2 == turn) ok = matches_reference(spec, variable, in, t, half) && ok;
+                    MPI_Barrier(MPI_COMM_WORLD);
+                }
+                continue;
+            }
+            ok = matches_reference(spec, variable, in, t, half) && ok;
+        }
     }
     MPI_Comm_free(&half);
     EXPECT_TRUE(all_ranks(ok));

@@ -99,6 +99,8 @@ int Context::node_comm(MPI_Comm *out) {
 int Context::window(size_t bytes, MPI_Win *win, char **base) {
     if (window_ == MPI_WIN_NULL || window_bytes_ < bytes) {
         if (window_ != MPI_WIN_NULL) TUCOLL_MPI(MPI_Win_free(&window_));
+        window_bytes_ = 0;
+        // MPI allocates the memory so that it can use shared memory or registered buffers.
         const size_t size = std::max<size_t>(bytes, 1);
         TUCOLL_MPI(MPI_Win_allocate(static_cast<MPI_Aint>(size), 1, MPI_INFO_NULL, comm_, &window_base_, &window_));
         TUCOLL_MPI(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN));
