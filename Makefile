@@ -7,6 +7,7 @@
 #   make build                build into build/ (binaries in build/bin/)
 #   make install PREFIX=DIR   library, header, CMake package and pkg-config file
 #   make sanitize             the MPI tests under AddressSanitizer + UBSan (build-asan/)
+#   make sim-build            library and tucoll-bench for SimGrid's SMPI (build-sim/)
 #   make docs                 regenerate the registry-driven parts of README.md
 
 SHELL := /bin/bash
@@ -24,7 +25,7 @@ PYTHON := $(VENV)/bin/python
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: all deps venv configure build test ctest pytest demo install sanitize docs clean
+.PHONY: all deps sim-deps venv configure build test ctest pytest demo install sanitize docs clean sim-build
 
 all: build
 
@@ -49,12 +50,15 @@ ctest:
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 pytest: venv
-	TUCOLL_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q tests/python $(PYTEST_ARGS)
+	TUCOLL_BUILD_DIR=$(abspath $(BUILD_DIR)) TUCOLL_SIM_BUILD_DIR=$(abspath build-sim) \
+	  $(PYTHON) -m pytest -q tests/python $(PYTEST_ARGS)
 
+# The SimGrid target is built (from scratch too) and tested along with the default MPI.
 test: venv
 	rm -rf $(BUILD_DIR)
 	$(MAKE) --no-print-directory build
 	$(MAKE) --no-print-directory ctest
+	$(if $(filter openmpi,$(MPI)),rm -rf build-sim && $(MAKE) --no-print-directory sim-build)
 	$(MAKE) --no-print-directory pytest
 
 demo: build venv
@@ -62,6 +66,16 @@ demo: build venv
 
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+sim-deps:
+	@scripts/deps.sh simgrid $(MPI)
+
+# The simulated target: same sources compiled with SMPI's wrappers (Release: simulations of
+# thousands of ranks run all of them in one process).
+sim-build: deps sim-deps
+	cmake -S . -B build-sim -DTUCOLL_SIMGRID=ON -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_C_COMPILER=smpicc -DCMAKE_CXX_COMPILER=smpicxx $(CMAKE_ARGS)
+	cmake --build build-sim -j $(JOBS) --target tucoll-bench
 
 sanitize: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTUCOLL_SANITIZE=ON $$(scripts/deps.sh cmake-args $(MPI))
@@ -73,4 +87,4 @@ docs: build venv
 	$(PYTHON) -m tucoll docs --build-dir $(BUILD_DIR) --write README.md
 
 clean:
-	rm -rf build build-mpich build-asan
+	rm -rf build build-mpich build-asan build-sim

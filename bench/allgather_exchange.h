@@ -15,6 +15,8 @@ class AllgatherExchange final : public Exchange {
     std::string prepare(int64_t size) override;
     int run(const std::string &spec) override;
     int run_reference() override;
+    bool can_capture_reference() const override { return true; }
+    void capture_reference() override { reference_ = buffers_.recv; }
     void reset_output() override { buffers_.reset_recv(); }
     int64_t compare_with_reference() const override { return first_difference(buffers_.recv, reference_); }
 
@@ -25,7 +27,7 @@ class AllgatherExchange final : public Exchange {
     Layout layout_;
     TypePair types_;
     AllgatherBuffers buffers_;
-    std::vector<unsigned char> reference_;
+    Bytes reference_;
 };
 
 // Block sizes of an allgatherv with distribution `dist`: what rank 0 sends each rank under it.

@@ -14,6 +14,8 @@ class AlltoallvExchange final : public Exchange {
     std::string prepare(int64_t size) override;
     int run(const std::string &spec) override;
     int run_reference() override;
+    bool can_capture_reference() const override { return true; }
+    void capture_reference() override { reference_ = buffers_.recv; }
     void reset_output() override { buffers_.fill_recv_sentinel(); }
     int64_t compare_with_reference() const override { return first_difference(buffers_.recv, reference_); }
 
@@ -23,7 +25,7 @@ class AlltoallvExchange final : public Exchange {
     Layout layout_;
     TypePair types_;
     AlltoallvBuffers buffers_;
-    std::vector<unsigned char> reference_;
+    Bytes reference_;
 };
 
 }  // namespace tucoll::bench

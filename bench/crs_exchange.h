@@ -10,7 +10,7 @@ namespace tucoll::bench {
 // One rank's send side in elements of the send type.
 struct CrsInput {
     std::vector<int> dest, counts, displs;
-    std::vector<unsigned char> values;
+    Bytes values;
     int total = 0;  // elements in values
 };
 

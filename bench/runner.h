@@ -29,7 +29,8 @@ struct BenchOptions {
 
 // The communicator a run uses: MPI_COMM_WORLD renumbered by `mapping`, with the nodes of the
 // world ranks (from --ppn, TUCOLL_PPN or the machine) declared on it, so that hierarchical and
-// locality-aware algorithms see where ranks really are. The caller frees it.
+// locality-aware algorithms see where ranks really are. The caller frees it unless it is
+// MPI_COMM_WORLD (sequential mapping).
 int bench_communicator(const BenchOptions &options, MPI_Comm *out);
 
 // One collective as the runner sees it. Implementations hold inputs for the current size.
@@ -40,6 +41,10 @@ class Exchange {
     virtual std::string prepare(int64_t size) = 0;     // "" or why the inputs cannot be built
     virtual int run(const std::string &spec) = 0;      // one tucoll call (MPI error code)
     virtual int run_reference() = 0;                   // the vendor MPI, into the reference
+    // Takes the output of the last run as the reference (the `vendor` candidate's); false when
+    // this collective has no `vendor` algorithm.
+    virtual bool can_capture_reference() const { return false; }
+    virtual void capture_reference() {}
     virtual void reset_output() = 0;                   // sentinel bytes into the output
     virtual int64_t compare_with_reference() const = 0;  // first differing byte (or message), or -1
     virtual std::string workload() const { return ""; }  // dist column, when not --dist

@@ -3,6 +3,11 @@
 //   mpirun -np P tucoll-bench alltoallv [--alg SPEC ...] --dist D --size S [--check] [--format F]
 #include <mpi.h>
 
+// Under SMPI, smpi_helpers.h (force-included by smpicxx) makes exit() a macro, which would break
+// CLI11's App::exit(); tucoll-bench never calls exit() itself.
+#ifdef exit
+#undef exit
+#endif
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
@@ -86,7 +91,7 @@ int run_collective(const BenchOptions &o, int rank,
         std::unique_ptr<tucoll::bench::Exchange> exchange = make(comm);
         code = finish(tucoll::bench::run_benchmark(*exchange, o, comm), o, rank);
     }
-    MPI_Comm_free(&comm);
+    if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
     return code;
 }
 

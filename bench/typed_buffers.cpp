@@ -160,7 +160,7 @@ std::string build_allgather(const std::vector<int64_t> &block_bytes, const TypeP
     return "";
 }
 
-int64_t first_difference(const std::vector<unsigned char> &a, const std::vector<unsigned char> &b) {
+int64_t first_difference(const Bytes &a, const Bytes &b) {
     if (a.size() != b.size()) return static_cast<int64_t>(std::min(a.size(), b.size()));
     for (size_t i = 0; i < a.size(); ++i) {
         if (a[i] != b[i]) return static_cast<int64_t>(i);

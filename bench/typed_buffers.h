@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "buffer.h"
 #include "workload.h"
 
 namespace tucoll::bench {
@@ -51,7 +52,7 @@ enum class Layout {
 
 struct AlltoallvBuffers {
     std::vector<int> sendcounts, sdispls, recvcounts, rdispls;
-    std::vector<unsigned char> send, recv;
+    Bytes send, recv;
 
     void fill_recv_sentinel();  // 0xA5 everywhere, gaps included
 };
@@ -64,7 +65,7 @@ std::string build_alltoallv(const Workload &workload, const TypePair &types, int
 struct AllgatherBuffers {
     int sendcount = 0;
     std::vector<int> recvcounts, displs;  // per rank, in recv elements (allgather: all equal)
-    std::vector<unsigned char> send, recv, initial_recv;
+    Bytes send, recv, initial_recv;
 
     void reset_recv() { recv = initial_recv; }
 };
@@ -76,6 +77,6 @@ std::string build_allgather(const std::vector<int64_t> &block_bytes, const TypeP
                             bool in_place, AllgatherBuffers *out);
 
 // First byte where two buffers differ, or -1.
-int64_t first_difference(const std::vector<unsigned char> &a, const std::vector<unsigned char> &b);
+int64_t first_difference(const Bytes &a, const Bytes &b);
 
 }  // namespace tucoll::bench

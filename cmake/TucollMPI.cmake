@@ -2,10 +2,22 @@
 #
 # Sets: MPI::MPI_C, TUCOLL_MPI_DEFINITIONS, TUCOLL_MPI_FLAVOR (openmpi | mpich | unknown),
 #       TUCOLL_MPIEXEC (launcher), TUCOLL_MPIEXEC_FLAGS (flags before the program, as a list).
-find_package(MPI REQUIRED COMPONENTS C)
-
 # Keep MPI's deprecated C++ bindings out of C++ translation units.
 set(TUCOLL_MPI_DEFINITIONS OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)
+
+if(TUCOLL_SIMGRID)
+  # smpicc/smpicxx bring SMPI's headers and libraries themselves.
+  add_library(MPI::MPI_C INTERFACE IMPORTED)
+  find_program(TUCOLL_MPIEXEC smpirun REQUIRED)
+  set(TUCOLL_MPI_FLAVOR smpi)
+  set(TUCOLL_MPIEXEC_FLAGS "")
+  set(MPIEXEC_NUMPROC_FLAG -np)
+  list(APPEND TUCOLL_MPI_DEFINITIONS TUCOLL_SIMULATION)
+  message(STATUS "tucoll: SimGrid SMPI build, launcher ${TUCOLL_MPIEXEC}")
+  return()
+endif()
+
+find_package(MPI REQUIRED COMPONENTS C)
 
 set(TUCOLL_MPIEXEC "${MPIEXEC_EXECUTABLE}")
 execute_process(COMMAND ${TUCOLL_MPIEXEC} --version OUTPUT_VARIABLE _tucoll_mpiexec_version

@@ -65,29 +65,33 @@ missing_packages() {
   echo "${pkgs[@]:-}"
 }
 
-install_system() {
-  local pkgs
-  pkgs=$(missing_packages)
-  [ -z "$pkgs" ] && return 0
+install_packages() {  # install_packages pkg...
+  [ $# -eq 0 ] && return 0
   local sudo=""
   if [ "$(id -u)" != 0 ]; then
     if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo"; else sudo="none"; fi
   fi
   if ! command -v apt-get >/dev/null 2>&1 || [ "$sudo" = none ]; then
-    echo "tucoll needs: $pkgs (Debian package names). Install them, or load the matching modules." >&2
+    echo "tucoll needs: $* (Debian package names). Install them, or load the matching modules." >&2
     exit 1
   fi
-  echo "deps.sh: installing $pkgs"
+  echo "deps.sh: installing $*"
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  # shellcheck disable=SC2086
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
 case "${1:-}" in
-  system) install_system ;;
+  system)
+    # shellcheck disable=SC2046
+    install_packages $(missing_packages)
+    ;;
+  simgrid)
+    # SimGrid's SMPI (smpicc, smpicxx, smpirun) for the simulated target.
+    if ! command -v smpicxx >/dev/null 2>&1 || ! command -v smpirun >/dev/null 2>&1; then install_packages libsimgrid-dev; fi
+    ;;
   cmake-args)
     wrapper=$(mpi_wrapper) || { echo "deps.sh: no $mpi compiler wrapper found" >&2; exit 1; }
     echo "-DMPI_C_COMPILER=$wrapper -DMPIEXEC_EXECUTABLE=$(mpi_launcher)"
     ;;
-  *) echo "usage: $0 system|cmake-args openmpi|mpich" >&2; exit 2 ;;
+  *) echo "usage: $0 system|simgrid|cmake-args openmpi|mpich" >&2; exit 2 ;;
 esac

@@ -31,7 +31,7 @@ bool matches_vendor(bool vector, const std::string &spec, const std::vector<int6
     } else {
         MPI_Allgather(send, b.sendcount, t.send, b.recv.data(), b.recvcounts[0], t.recv, comm);
     }
-    const std::vector<unsigned char> expected = b.recv;
+    const bench::Bytes expected = b.recv;
     b.reset_recv();
     const int rc = vector ? tucoll_allgatherv_with(spec.c_str(), send, b.sendcount, t.send, b.recv.data(),
                                                    b.recvcounts.data(), b.displs.data(), t.recv, comm)

@@ -68,7 +68,7 @@ bool matches_vendor(const std::string &spec, const std::string &dist, const std:
     EXPECT_EQ(MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send, b.recv.data(),
                             b.recvcounts.data(), b.rdispls.data(), t.recv, comm),
               MPI_SUCCESS);
-    const std::vector<unsigned char> expected = b.recv;
+    const bench::Bytes expected = b.recv;
 
     b.fill_recv_sentinel();
     const int rc = tucoll_alltoallv_with(spec.c_str(), b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send,

@@ -100,7 +100,7 @@ bool matches_vendor(const std::string &spec, MPI_Comm comm, const std::string &d
     b.fill_recv_sentinel();
     MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send, b.recv.data(), b.recvcounts.data(),
                   b.rdispls.data(), t.recv, comm);
-    const std::vector<unsigned char> expected = b.recv;
+    const bench::Bytes expected = b.recv;
     b.fill_recv_sentinel();
     const int rc = tucoll_alltoallv_with(spec.c_str(), b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send,
                                          b.recv.data(), b.recvcounts.data(), b.rdispls.data(), t.recv, comm);

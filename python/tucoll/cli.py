@@ -47,6 +47,38 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Build.find(args.build_dir), nprocs=args.np, sizes=args.sizes, iters=args.iters)
 
 
+def cmd_sim(args: argparse.Namespace) -> int:
+    from tucoll import sim
+
+    build = Build.find(args.build_dir or sim.REPO_ROOT / "build-sim")
+    platform = sim.Platform.load(args.platform)
+    ppn = args.ppn or platform.ranks_per_node
+    sim.hostfile_lines(platform, args.np, ppn, args.mapping)  # fails early when the machine is too small
+    bench_args = [a for a in args.bench_args if a != "--"]
+    if not bench_args:
+        raise sim.SimError("give the tucoll-bench arguments after --, e.g. -- alltoallv --alg tuna:radix=2")
+    collective = bench_args[0]
+    registry_json = sim.registry(build, platform)
+    specs = sim.bench_specs(bench_args) or [a["name"] for a in
+                                            registry_json["collectives"].get(collective, {}).get("algorithms", [])]
+    for spec in specs:
+        flows = sim.concurrent_flows(registry_json, collective, spec, args.np)
+        if flows > sim.MAX_CONCURRENT_FLOWS and not args.force:
+            raise sim.SimError(
+                f"{spec} keeps about {flows:,} point-to-point flows in flight at P={args.np}: simulating that "
+                f"would take hours (the limit is {sim.MAX_CONCURRENT_FLOWS:,}). Bound its batches (e.g. "
+                "scattered:block_count=32), lower P, or pass --force.")
+    run = sim.SimRun(platform, args.np, ppn, args.mapping, args.vendor or platform.vendor, bench_args,
+                     shared_buffers=args.shared_buffers, check=not (args.no_check or args.shared_buffers),
+                     all_iterations=args.all_iterations)
+    proc = sim.run_simulation(build, run, timeout=args.timeout)
+    print(f"# {run.label()}")
+    print(sim.relabel_mapping(proc.stdout, args.mapping), end="")
+    if proc.returncode != 0:
+        print(proc.stderr, end="", file=sys.stderr)
+    return proc.returncode
+
+
 def cmd_docs(args: argparse.Namespace) -> int:
     reg = registry(Build.find(args.build_dir))
     if args.write:
@@ -88,6 +120,30 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--iters", type=int, default=50, help="timed iterations (default 50)")
     d.set_defaults(func=cmd_demo)
 
+    sm = with_build(sub.add_parser(
+        "sim", help="run tucoll-bench on a SimGrid-modelled cluster (times are simulated)",
+        description="Everything after -- goes to tucoll-bench, e.g. `tucoll sim --platform polaris-like --np 256 -- "
+                    "alltoallv --alg vendor --alg tuna:radix=2 --size 16`. Uses the SimGrid build "
+                    "(make sim-build; default build-sim/). Results are checked against the vendor MPI unless "
+                    "--no-check or --shared-buffers."))
+    sm.add_argument("--platform", required=True, help="polaris-like, fugaku-like, yahoo-like, cervino-like, quartz-like")
+    sm.add_argument("--np", type=int, required=True, help="simulated ranks")
+    sm.add_argument("--ppn", type=int, help="ranks per node (default: the platform's); the nodes are the regions "
+                                            "node-aware algorithms see")
+    sm.add_argument("--mapping", choices=["sequential", "cyclic"], default="sequential",
+                    help="ranks fill nodes in turn (sequential) or go round-robin over them (cyclic)")
+    sm.add_argument("--vendor", choices=["ompi", "mpich"], help="whose collective selection the vendor baseline "
+                                                                "follows (default: the platform's)")
+    sm.add_argument("--no-check", action="store_true", help="do not compare results with the vendor's")
+    sm.add_argument("--shared-buffers", action="store_true",
+                    help="SMPI shared allocations for data (fits thousands of ranks in memory; no check)")
+    sm.add_argument("--all-iterations", action="store_true",
+                    help="simulate the bench's --iters and --warmup as given (default: one timed iteration, no "
+                         "warmup: a simulation is deterministic, further iterations repeat the first)")
+    sm.add_argument("--force", action="store_true", help="run even when the flow estimate says it takes hours")
+    sm.add_argument("--timeout", type=float, help="give up after this many seconds of wall time")
+    sm.set_defaults(func=cmd_sim)
+
     doc = with_build(sub.add_parser("docs", help="the registry's algorithm table as Markdown"))
     group = doc.add_mutually_exclusive_group()
     group.add_argument("--write", metavar="FILE", help="replace the generated table in FILE")
@@ -98,12 +154,12 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args, rest = parser().parse_known_args(argv)
-    if args.command == "bench":
+    if args.command in ("bench", "sim"):
         args.bench_args = rest
     elif rest:
         parser().error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         return args.func(args)
-    except (BenchError, FileNotFoundError) as err:
+    except (BenchError, FileNotFoundError, RuntimeError) as err:
         print(f"tucoll: {err}", file=sys.stderr)
         return 2

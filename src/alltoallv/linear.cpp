@@ -26,6 +26,7 @@ Algorithm linear_algorithm() {
     a.name = "linear";
     a.summary = "Open MPI basic linear: all Irecv then all Isend in ascending rank order, one Waitall";
     a.constraints = "none";
+    a.at_once = "P-1";
     a.run = run;
     return a;
 }

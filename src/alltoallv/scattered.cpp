@@ -35,6 +35,7 @@ Algorithm scattered_algorithm() {
     a.params = {{"block_count", Bound::constant(0), Bound::unbounded(), 32,
                  "rounds per batch; 0 (or >= P-1) posts all rounds at once; default as MPICH's throttle"}};
     a.constraints = "none";
+    a.at_once = "param:block_count";
     a.run = run;
     return a;
 }

@@ -22,6 +22,7 @@ Algorithm spreadout_algorithm() {
     a.name = "spreadout";
     a.summary = "spread-out: round-robin by rank distance (send rank+i, receive rank-i), all posted at once";
     a.constraints = "none";
+    a.at_once = "P-1";
     a.run = run;
     return a;
 }

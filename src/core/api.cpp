@@ -33,6 +33,7 @@ nlohmann::ordered_json registry_as_json() {
             algorithms.push_back({{"name", alg.name},
                                   {"summary", alg.summary},
                                   {"constraints", alg.constraints},
+                                  {"at_once", alg.at_once},
                                   {"params", params}});
         }
         collectives[reg->collective()] = {

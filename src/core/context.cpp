@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/platform.h"
 #include "core/spec.h"
 
 namespace tucoll {
@@ -26,7 +27,11 @@ std::set<MPI_Comm> live_comms;             // user communicators that carry a co
 int cleanup_at_finalize(MPI_Comm, int, void *, void *) {
     // MPI_Finalize deletes MPI_COMM_SELF's attributes before anything else; contexts that are
     // still alive (on MPI_COMM_WORLD, or on communicators never freed) release their private
-    // communicators here, while MPI is still fully usable.
+    // communicators here, while MPI is still fully usable. (SimGrid's SMPI reports itself
+    // finalized at this point and accepts no more calls: the contexts then end with the process.)
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return MPI_SUCCESS;
     std::set<MPI_Comm> remaining;
     {
         std::lock_guard<std::mutex> lock(registry_mutex);
@@ -185,19 +190,14 @@ int Context::set_node(int node_id) {
 
 int Context::compute_topology(int requested_ppn, Topology::Source source) {
     if (requested_ppn > 0) return topology_from_node_ids(rank_ / requested_ppn, requested_ppn, source);
-    MPI_Comm node_comm = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
+    // A node is named by its lowest rank; topology_from_node_ids numbers nodes from there.
+    MPI_Comm node_comm = MPI_COMM_NULL;
     TUCOLL_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm));
-    int local_rank = 0;
-    TUCOLL_MPI(MPI_Comm_rank(node_comm, &local_rank));
-    TUCOLL_MPI(MPI_Comm_split(comm_, local_rank == 0 ? 0 : MPI_UNDEFINED, rank_, &leaders));
-    int node = 0;
-    if (leaders != MPI_COMM_NULL) {
-        TUCOLL_MPI(MPI_Comm_rank(leaders, &node));
-        TUCOLL_MPI(MPI_Comm_free(&leaders));
-    }
-    TUCOLL_MPI(MPI_Bcast(&node, 1, MPI_INT, 0, node_comm));
-    TUCOLL_MPI(MPI_Comm_free(&node_comm));
-    return topology_from_node_ids(node, 0, source);
+    int lowest = rank_;
+    const int rc = MPI_Allreduce(&rank_, &lowest, 1, MPI_INT, MPI_MIN, node_comm);
+    MPI_Comm_free(&node_comm);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Allreduce");
+    return topology_from_node_ids(lowest, 0, source);
 }
 
 int Context::topology_from_node_ids(int my_node_id, int requested_ppn, Topology::Source source) {
@@ -246,11 +246,11 @@ int Context::topology_from_node_ids(int my_node_id, int requested_ppn, Topology:
 char *Context::scratch(Slot slot, size_t bytes) {
     Buffer &b = buffers_[static_cast<int>(slot)];
     if (bytes <= b.capacity) return b.data;
-    std::free(b.data);
+    platform::release(b.data);
     b.data = nullptr;
     b.capacity = 0;
     size_t rounded = (bytes + 63) / 64 * 64;
-    void *p = std::aligned_alloc(64, rounded);
+    void *p = platform::allocate(rounded);
     if (p == nullptr) return nullptr;
     b.data = static_cast<char *>(p);
     b.capacity = rounded;
@@ -259,7 +259,7 @@ char *Context::scratch(Slot slot, size_t bytes) {
 
 void Context::release_scratch() {
     for (Buffer &b : buffers_) {
-        std::free(b.data);
+        platform::release(b.data);
         b = Buffer();
     }
     for (auto &v : indices_) std::vector<int64_t>().swap(v);

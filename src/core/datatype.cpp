@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "core/errors.h"
+#include "core/platform.h"
 
 namespace tucoll {
 namespace {
@@ -50,6 +51,7 @@ int pack_blocks(const void *buf, MPI_Datatype type, const TypeInfo &info, int n,
                              "a homogeneous MPI whose packed form is the raw data", position, bytes);
             }
             dst += bytes;
+            platform::charge_copy(bytes);
         }
     }
     return MPI_SUCCESS;
@@ -68,6 +70,7 @@ int unpack_blocks(const char *in, const int64_t offsets[], void *buf, MPI_Dataty
             TUCOLL_MPI(MPI_Unpack(src, bytes, &position, dst + done * info.extent, static_cast<int>(elems),
                                   type, comm));
             src += bytes;
+            platform::charge_copy(bytes);
         }
     }
     return MPI_SUCCESS;

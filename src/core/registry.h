@@ -63,6 +63,10 @@ struct AlgorithmInfo {
     std::string summary;      // one line for tables and --help
     std::vector<ParamSpec> params;
     std::string constraints;  // what it needs, and what happens when that does not hold
+    // How many peers a rank talks to at once: "1" (round by round), "P-1" (all at once),
+    // "param:NAME" (NAME per batch, 0 = all), "unknown" (vendor). Simulation tools use it to
+    // refuse runs whose concurrent flows would take hours to simulate.
+    std::string at_once = "1";
 };
 
 // The canonical spec string of a resolved choice: "name" or "name:k=v,...".

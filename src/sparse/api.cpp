@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/copy.h"
 #include "core/datatype.h"
 #include "core/errors.h"
 #include "core/validate.h"
@@ -173,7 +174,7 @@ int deliver(Context &ctx, const Args &a, const TypeInfo &rt, Inbox &inbox) {
             rdispls[i] = displs[i];
         }
         if (rt.contiguous) {
-            std::memcpy(vals + rt.true_lb + static_cast<int64_t>(displs[i]) * rt.extent, inbox.data(i), static_cast<size_t>(inbox.bytes(i)));
+            local_copy(vals + rt.true_lb + static_cast<int64_t>(displs[i]) * rt.extent, inbox.data(i), inbox.bytes(i));
         } else {
             const int64_t zero = 0;
             const int rc = unpack_blocks(inbox.data(i), &zero, vals, a.recvtype, rt, 1, &counts[i], &displs[i], ctx.comm());

@@ -4,6 +4,7 @@
 #include "core/copy.h"
 #include "core/errors.h"
 #include "core/p2p.h"
+#include "core/platform.h"
 #include "sparse/sparse.h"
 
 namespace tucoll::sparse {
@@ -53,9 +54,9 @@ int exchange_tag(Context &ctx) {
     return 100 + static_cast<int>(c.calls++ % static_cast<uint64_t>(c.tag_span));
 }
 
-int receive_probed(Context &ctx, const MPI_Status &status, int tag, MPI_Comm comm, Inbox &inbox, int source_override) {
-    MPI_Count bytes = 0;
-    TUCOLL_MPI(MPI_Get_elements_x(&status, MPI_BYTE, &bytes));
+int receive_probed(Context &ctx, MPI_Status status, int tag, MPI_Comm comm, Inbox &inbox, int source_override) {
+    int64_t bytes = 0;
+    TUCOLL_MPI(platform::probed_bytes(&status, &bytes));
     char *dst = inbox.add(source_override >= 0 ? source_override : status.MPI_SOURCE, bytes);
     MPI_Request req;
     TUCOLL_TRY(irecv_bytes(dst, bytes, status.MPI_SOURCE, tag, comm, &req));

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/copy.h"
 #include "core/errors.h"
 #include "sparse/sparse.h"
 
@@ -52,7 +53,7 @@ int run(Context &ctx, const Outgoing &out, Inbox &inbox, const Known &, CallStat
     }
     TUCOLL_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     for (int s = 0; s < p; ++s) {
-        if (base[flags_at + s] == kArrived) std::memcpy(inbox.add(s, bytes), base + static_cast<int64_t>(s) * bytes, static_cast<size_t>(bytes));
+        if (base[flags_at + s] == kArrived) local_copy(inbox.add(s, bytes), base + static_cast<int64_t>(s) * bytes, bytes);
     }
     stats.rounds += 1;
     return MPI_SUCCESS;
@@ -66,6 +67,7 @@ Algorithm rma_algorithm() {
     a.summary = "one-sided puts into a window of P slots, arrival flagged explicitly, two fences";
     a.constraints = "constant-size messages only (alltoall_crs), the same size on every rank, one message per "
                     "destination";
+    a.at_once = "unknown";
     a.run = run;
     a.constant_only = true;
     return a;

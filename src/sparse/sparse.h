@@ -78,7 +78,7 @@ Algorithm nbx_loc_algorithm();
 int exchange_tag(Context &ctx);
 
 // Receives one message already announced by `status` into the inbox.
-int receive_probed(Context &ctx, const MPI_Status &status, int tag, MPI_Comm comm, Inbox &inbox, int source_override = -1);
+int receive_probed(Context &ctx, MPI_Status status, int tag, MPI_Comm comm, Inbox &inbox, int source_override = -1);
 
 // Messages of `out` that leave this rank's node (the locality-aware variants reduce them).
 int64_t inter_region(const Context &ctx, int dest);

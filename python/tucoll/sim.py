@@ -1,0 +1,210 @@
+"""`tucoll sim`: run tucoll-bench on a SimGrid-modelled cluster (SMPI) and label the times as simulated."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from tucoll.build import REPO_ROOT, Build
+
+PLATFORM_DIR = REPO_ROOT / "sim" / "platforms"
+
+# Concurrent point-to-point flows the simulator is asked to model at once, above which an
+# all-at-once algorithm would take hours to simulate (SimGrid's max-min sharing solver is
+# superlinear in active flows). About P = 512 with every rank talking to every other.
+MAX_CONCURRENT_FLOWS = 300_000
+
+
+class SimError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Platform:
+    name: str
+    file: Path
+    hosts: list[str]
+    ranks_per_node: int
+    vendor: str
+    copy_bandwidth: float
+    summary: str
+
+    @classmethod
+    def load(cls, name: str) -> "Platform":
+        table = platforms()
+        if name not in table:
+            raise SimError(f"unknown platform {name!r}; known: {', '.join(table)}")
+        entry = table[name]
+        hosts = [f"{prefix}{i}{suffix}" for prefix, count, suffix in entry["hosts"] for i in range(count)]
+        return cls(name, PLATFORM_DIR / entry["file"], hosts, entry["ranks_per_node"], entry["vendor"],
+                   float(entry["copy_bandwidth"]), entry["summary"])
+
+
+def platforms() -> dict:
+    return json.loads((PLATFORM_DIR / "platforms.json").read_text())
+
+
+def hostfile_lines(platform: Platform, nprocs: int, ppn: int, mapping: str) -> list[str]:
+    """One line per rank: sequential fills nodes in turn, cyclic deals ranks round-robin."""
+    nodes = math.ceil(nprocs / ppn)
+    if nodes > len(platform.hosts):
+        raise SimError(f"{platform.name} models {len(platform.hosts)} nodes: {nprocs} ranks at {ppn} per node "
+                       f"need {nodes}")
+    if mapping == "sequential":
+        return [platform.hosts[r // ppn] for r in range(nprocs)]
+    return [platform.hosts[r % nodes] for r in range(nprocs)]
+
+
+def concurrent_flows(registry: dict, collective: str, spec: str, nprocs: int) -> int:
+    """Flows in flight at once across the job for one algorithm, from the registry's at_once."""
+    name, _, params = spec.partition(":")
+    values = dict(kv.split("=", 1) for kv in params.split(",") if "=" in kv)
+    algs = {a["name"]: a for a in registry["collectives"].get(collective, {}).get("algorithms", [])}
+    alg = algs.get(name)
+    if alg is None:
+        return 0
+    at_once = alg.get("at_once", "1")
+    if at_once == "unknown":
+        return 0
+    per_rank = nprocs - 1
+    if at_once.startswith("param:"):
+        param = at_once[6:]
+        default = next((p["default"] for p in alg["params"] if p["name"] == param), 0)
+        value = int(values.get(param, default))
+        per_rank = nprocs - 1 if value <= 0 else min(value, nprocs - 1)
+    elif at_once != "P-1":
+        per_rank = min(nprocs - 1, int(at_once))
+    # A radix of P-1 or more turns the radix algorithms into the all-at-once spread-out exchange.
+    if int(values.get("radix", 0)) >= nprocs - 1:
+        per_rank = nprocs - 1
+    return nprocs * per_rank
+
+
+def bench_specs(bench_args: list[str]) -> list[str]:
+    specs, it = [], iter(bench_args)
+    for arg in it:
+        if arg == "--alg":
+            specs.append(next(it, ""))
+        elif arg.startswith("--alg="):
+            specs.append(arg[6:])
+    return specs
+
+
+@dataclass
+class SimRun:
+    platform: Platform
+    nprocs: int
+    ppn: int
+    mapping: str
+    vendor: str
+    bench_args: list[str]
+    shared_buffers: bool
+    check: bool
+    all_iterations: bool = False
+
+    def label(self) -> str:
+        iterations = ("every iteration simulated" if self.all_iterations else
+                      "one iteration per case, since the simulation is deterministic")
+        return (f"simulated with SimGrid on {self.platform.name} ({self.platform.summary}): P={self.nprocs}, "
+                f"{self.ppn} ranks per node, {self.mapping} mapping, vendor = {self.vendor} selection, "
+                f"{iterations}; times are model results, not measurements")
+
+
+def without_options(args: list[str], names: tuple[str, ...]) -> list[str]:
+    """`args` without the given options and their values (`--iters 3` or `--iters=3`)."""
+    out, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in names:
+            skip = True
+        elif not any(arg.startswith(n + "=") for n in names):
+            out.append(arg)
+    return out
+
+
+def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str], dict[str, str]]:
+    args = list(run.bench_args)
+    collective_run = bool(args) and not args[0].startswith("-")
+    if collective_run and not run.all_iterations:
+        # A simulated run is deterministic: further iterations repeat the first one (to within
+        # the skew of a barrier), and each can cost minutes at thousands of ranks.
+        args = without_options(args, ("--iters", "--warmup")) + ["--iters", "1", "--warmup", "0"]
+    if run.check and "--check" not in args and collective_run:
+        args.append("--check")
+    cfg = [
+        "--cfg=smpi/simulate-computation:no",
+        f"--cfg=smpi/coll-selector:{run.vendor}",
+        # MPI_Test / MPI_Iprobe cost 100 us each by default, growing with every failed call:
+        # far too much for polling loops such as NBX's. A small constant instead.
+        "--cfg=smpi/test:1e-7",
+        "--cfg=smpi/iprobe:1e-7",
+        "--cfg=smpi/grow-injected-times:no",
+        "--cfg=contexts/stack-size:2048",
+        "--log=root.thres:warning",
+    ]
+    if run.shared_buffers:
+        cfg.append("--cfg=smpi/shared-malloc:global")
+    cmd = [build.mpiexec, "-np", str(run.nprocs), "-platform", str(run.platform.file), "-hostfile", str(hostfile),
+           *cfg, str(build.binary("tucoll-bench")), *args]
+    env = dict(os.environ)
+    env["TUCOLL_SIM_COPY_BW"] = repr(run.platform.copy_bandwidth)
+    env["TUCOLL_SIM_SHARED_BUFFERS"] = "1" if run.shared_buffers else "0"
+    env.pop("TUCOLL_PPN", None)  # nodes come from the hostfile
+    return cmd, env
+
+
+def relabel_mapping(output: str, mapping: str) -> str:
+    """The bench sees the world in its own order; the hostfile made that order `mapping`."""
+    if mapping == "sequential":
+        return output
+    lines = output.splitlines(keepends=True)
+    if lines and lines[0].startswith("collective,"):
+        rows = list(csv.reader(lines))
+        column = rows[0].index("mapping") if "mapping" in rows[0] else -1
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        for i, row in enumerate(rows):
+            if i > 0 and 0 <= column < len(row):
+                row[column] = mapping
+            writer.writerow(row)
+        return buffer.getvalue()
+    return output.replace("mapping=sequential", f"mapping={mapping}").replace("# Size", "# Size", 1)
+
+
+def registry(build: Build, platform: Platform) -> dict:
+    """The registry of the simulated build (tucoll-bench --list-json on one simulated rank)."""
+    run = SimRun(platform, 1, 1, "sequential", platform.vendor, ["--list-json"], shared_buffers=False, check=False)
+    return json.loads(run_simulation(build, run).stdout)
+
+
+def run_simulation(build: Build, run: SimRun, timeout: float | None = None) -> subprocess.CompletedProcess:
+    if build.mpi_flavor != "smpi":
+        raise SimError(f"{build.root} is not a SimGrid build: run `make sim-build` and pass --build-dir build-sim")
+    with tempfile.TemporaryDirectory(prefix="tucoll-sim-") as tmp:
+        hostfile = Path(tmp) / "hostfile"
+        hostfile.write_text("\n".join(hostfile_lines(run.platform, run.nprocs, run.ppn, run.mapping)) + "\n")
+        cmd, env = build_command(build, run, hostfile)
+        # smpirun is a script that starts the simulator as a child: a timeout or an interrupt
+        # must end the whole process group, or the simulation goes on without anyone waiting.
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp,
+                              start_new_session=True) as child:
+            try:
+                out, err = child.communicate(timeout=timeout)
+            except BaseException:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+                raise
+        proc = subprocess.CompletedProcess(cmd, child.returncode, out, err)
+    if proc.returncode not in (0, 1):
+        raise SimError(f"simulation failed ({proc.returncode}): {shlex.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
+    return proc

@@ -1,0 +1,61 @@
+// Running under SimGrid's SMPI. Host computation is not sampled (smpi/simulate-computation:no),
+// so copies are charged explicitly at a modelled bandwidth (TUCOLL_SIM_COPY_BW, bytes per
+// second; the `tucoll sim` tool sets it from the platform): deterministic, and proportional to
+// what an algorithm copies.
+#include <mpi.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/platform.h"
+
+namespace tucoll::platform {
+namespace {
+
+double copy_bandwidth() {
+    static const double bw = [] {
+        const char *text = std::getenv("TUCOLL_SIM_COPY_BW");
+        const double v = text != nullptr ? std::atof(text) : 0.0;
+        return v > 0 ? v : 10e9;  // 10 GB/s: one core's memcpy on a current server
+    }();
+    return bw;
+}
+
+bool shared_buffers() {
+    static const bool shared = [] {
+        const char *text = std::getenv("TUCOLL_SIM_SHARED_BUFFERS");
+        return text != nullptr && std::strcmp(text, "1") == 0;
+    }();
+    return shared;
+}
+
+}  // namespace
+
+void charge_copy(int64_t bytes) {
+    if (bytes > 0) smpi_execute(static_cast<double>(bytes) / copy_bandwidth());
+}
+
+void *allocate(size_t bytes) {
+    if (shared_buffers()) return SMPI_SHARED_MALLOC(bytes > 0 ? bytes : 1);
+    return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
+void release(void *ptr) {
+    if (ptr == nullptr) return;
+    if (shared_buffers()) {
+        SMPI_SHARED_FREE(ptr);
+    } else {
+        std::free(ptr);
+    }
+}
+
+int probed_bytes(MPI_Status *status, int64_t *bytes) {
+    int count = 0;
+    const int rc = MPI_Get_count(status, MPI_BYTE, &count);
+    *bytes = count;
+    return rc;
+}
+
+const char *name() { return "smpi"; }
+
+}  // namespace tucoll::platform

@@ -1,0 +1,63 @@
+"""The SimGrid target: a small simulated run is correct and deterministic; the tool's guards hold."""
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+SIM_BUILD = Path(os.environ.get("TUCOLL_SIM_BUILD_DIR", Path(__file__).resolve().parents[2] / "build-sim"))
+
+pytestmark = pytest.mark.skipif(not (SIM_BUILD / "build-info.json").is_file(),
+                                reason="no SimGrid build (make sim-build)")
+
+
+def sim(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "tucoll", "sim", "--build-dir", str(SIM_BUILD), *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def frame(proc):
+    assert proc.returncode == 0, proc.stderr
+    return pd.read_csv(io.StringIO(proc.stdout), comment="#", dtype={"params": str, "ok": str}, keep_default_na=False)
+
+
+ARGS = ["--platform", "polaris-like", "--np", "64", "--", "alltoallv", "--alg", "vendor", "--alg", "tuna:radix=2",
+        "--alg", "tuna:radix=8", "--alg", "bruck2", "--alg", "tuna_coalesced:radix=4,block_count=1",
+        "--alg", "scattered:block_count=8", "--dist", "uniform", "--size", "64", "--format", "csv"]
+
+
+def test_simulated_results_are_correct_and_deterministic():
+    first, second = sim(*ARGS), sim(*ARGS)
+    rows = frame(first)
+    assert first.stdout.startswith("# simulated with SimGrid on polaris-like")
+    assert len(rows) == 6 and (rows["ok"] == "1").all(), rows
+    assert (rows["ppn"] == 32).all()  # nodes come from the hostfile: two nodes of 32
+    assert first.stdout == second.stdout, "two simulations of the same run must print the same times"
+
+
+def test_allgather_and_sparse_run_in_simulation():
+    rows = frame(sim("--platform", "yahoo-like", "--np", "24", "--mapping", "cyclic", "--", "allgather", "--size",
+                     "1K", "--format", "csv"))
+    assert (rows["ok"] == "1").all(), rows
+    matrix = Path(__file__).resolve().parents[3] / "shared" / "data" / "matrices" / "dwt_162.mtx"
+    if matrix.is_file():
+        rows = frame(sim("--platform", "quartz-like", "--np", "64", "--", "alltoallv_crs", "--matrix", str(matrix),
+                         "--format", "csv"))
+        assert (rows["ok"] == "1").all(), rows
+
+
+def test_all_at_once_algorithms_are_refused_at_scale():
+    proc = sim("--platform", "polaris-like", "--np", "1024", "--", "alltoallv", "--alg", "linear", "--size", "16")
+    assert proc.returncode == 2
+    assert "would take hours" in proc.stderr
+    proc = sim("--platform", "polaris-like", "--np", "1024", "--", "alltoallv", "--alg", "tuna:radix=1024")
+    assert "would take hours" in proc.stderr
+
+
+def test_unknown_platform_and_too_many_ranks():
+    assert "unknown platform" in sim("--platform", "nowhere", "--np", "4", "--", "alltoallv").stderr
+    assert "models 5 nodes" in sim("--platform", "cervino-like", "--np", "1000", "--", "alltoallv").stderr
