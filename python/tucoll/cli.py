@@ -50,33 +50,41 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_sim(args: argparse.Namespace) -> int:
     from tucoll import sim
 
-    build = Build.find(args.build_dir or sim.REPO_ROOT / "build-sim")
-    platform = sim.Platform.load(args.platform)
-    ppn = args.ppn or platform.ranks_per_node
-    sim.hostfile_lines(platform, args.np, ppn, args.mapping)  # fails early when the machine is too small
     bench_args = [a for a in args.bench_args if a != "--"]
-    if not bench_args:
-        raise sim.SimError("give the tucoll-bench arguments after --, e.g. -- alltoallv --alg tuna:radix=2")
-    collective = bench_args[0]
-    registry_json = sim.registry(build, platform)
-    specs = sim.bench_specs(bench_args) or [a["name"] for a in
-                                            registry_json["collectives"].get(collective, {}).get("algorithms", [])]
-    for spec in specs:
-        flows = sim.concurrent_flows(registry_json, collective, spec, args.np)
-        if flows > sim.MAX_CONCURRENT_FLOWS and not args.force:
-            raise sim.SimError(
-                f"{spec} keeps about {flows:,} point-to-point flows in flight at P={args.np}: simulating that "
-                f"would take hours (the limit is {sim.MAX_CONCURRENT_FLOWS:,}). Bound its batches (e.g. "
-                "scattered:block_count=32), lower P, or pass --force.")
-    run = sim.SimRun(platform, args.np, ppn, args.mapping, args.vendor or platform.vendor, bench_args,
-                     shared_buffers=args.shared_buffers, check=not (args.no_check or args.shared_buffers),
-                     all_iterations=args.all_iterations)
-    proc = sim.run_simulation(build, run, timeout=args.timeout)
+    platform = sim.Platform.load(args.platform)
+    run = sim.SimRun(platform, args.np, args.ppn or platform.ranks_per_node, args.mapping,
+                     args.vendor or platform.vendor, bench_args, shared_buffers=args.shared_buffers,
+                     check=not (args.no_check or args.shared_buffers), all_iterations=args.all_iterations)
+    proc = sim.simulate(sim.sim_build(args.build_dir), run, force=args.force, timeout=args.timeout)
     print(f"# {run.label()}")
     print(sim.relabel_mapping(proc.stdout, args.mapping), end="")
     if proc.returncode != 0:
         print(proc.stderr, end="", file=sys.stderr)
     return proc.returncode
+
+
+def cmd_figure(args: argparse.Namespace) -> int:
+    from tucoll import figures, sim
+
+    console = make_console()
+    if args.names == ["list"]:
+        for fig in figures.FIGURES.values():
+            cases = fig.cases()
+            console.print(f"[bold]{fig.name}[/bold]: {fig.title} ({len(cases)} simulations)")
+        return 0
+    names = list(figures.FIGURES) if args.names == ["all"] else args.names
+    unknown = [n for n in names if n not in figures.FIGURES]
+    if unknown:
+        raise sim.SimError(f"unknown figure(s) {', '.join(unknown)}; known: {', '.join(figures.FIGURES)}")
+    for name in names:
+        fig = figures.FIGURES[name]
+        if not args.plot_only:
+            figures.run_figure(sim.sim_build(args.build_dir), fig, args.timeout,
+                               lambda text: console.print(text, markup=False, highlight=False))
+        out, summary = figures.render(fig)
+        console.print(f"[bold]{fig.title}[/bold] -> {out.relative_to(sim.REPO_ROOT)} (simulated times)")
+        console.print(summary, markup=False, highlight=False)
+    return 0
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
@@ -143,6 +151,15 @@ def parser() -> argparse.ArgumentParser:
     sm.add_argument("--force", action="store_true", help="run even when the flow estimate says it takes hours")
     sm.add_argument("--timeout", type=float, help="give up after this many seconds of wall time")
     sm.set_defaults(func=cmd_sim)
+
+    fg = with_build(sub.add_parser(
+        "figure", help="reproduce the papers' scaling figures by simulation (docs/RESULTS.md)",
+        description="Simulates what docs/figures/data/simulated.csv lacks for each named figure (resumable), "
+                    "then writes docs/figures/NAME.png and prints a summary. Uses the SimGrid build."))
+    fg.add_argument("names", nargs="+", help="figure names, `all`, or `list`")
+    fg.add_argument("--plot-only", action="store_true", help="plot from the stored results, simulate nothing")
+    fg.add_argument("--timeout", type=float, help="give up on one simulation after this many seconds")
+    fg.set_defaults(func=cmd_figure)
 
     doc = with_build(sub.add_parser("docs", help="the registry's algorithm table as Markdown"))
     group = doc.add_mutually_exclusive_group()

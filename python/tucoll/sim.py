@@ -208,3 +208,34 @@ def run_simulation(build: Build, run: SimRun, timeout: float | None = None) -> s
     if proc.returncode not in (0, 1):
         raise SimError(f"simulation failed ({proc.returncode}): {shlex.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+def sim_build(build_dir: str | os.PathLike | None = None) -> Build:
+    """The SimGrid build: `build_dir` if given, else build-sim/ (make sim-build)."""
+    return Build.find(build_dir or REPO_ROOT / "build-sim")
+
+
+def check_flows(build: Build, run: SimRun) -> None:
+    """Refuses algorithms whose all-at-once traffic would take hours to simulate at this P."""
+    collective = run.bench_args[0]
+    registry_json = registry(build, run.platform)
+    specs = bench_specs(run.bench_args) or [a["name"] for a in
+                                            registry_json["collectives"].get(collective, {}).get("algorithms", [])]
+    for spec in specs:
+        flows = concurrent_flows(registry_json, collective, spec, run.nprocs)
+        if flows > MAX_CONCURRENT_FLOWS:
+            raise SimError(
+                f"{spec} keeps about {flows:,} point-to-point flows in flight at P={run.nprocs}: simulating that "
+                f"would take hours (the limit is {MAX_CONCURRENT_FLOWS:,}). Bound its batches (e.g. "
+                "scattered:block_count=32), lower P, or pass --force.")
+
+
+def simulate(build: Build, run: SimRun, force: bool = False,
+             timeout: float | None = None) -> subprocess.CompletedProcess:
+    """Validates `run` (machine size, flow estimate unless `force`) and simulates it."""
+    hostfile_lines(run.platform, run.nprocs, run.ppn, run.mapping)  # fails early when the machine is too small
+    if not run.bench_args or run.bench_args[0].startswith("-"):
+        raise SimError("give the tucoll-bench arguments after --, e.g. -- alltoallv --alg tuna:radix=2")
+    if not force:
+        check_flows(build, run)
+    return run_simulation(build, run, timeout=timeout)

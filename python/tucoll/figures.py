@@ -1,0 +1,428 @@
+"""`tucoll figure`: the papers' scaling figures, reproduced on simulated machines.
+
+Each figure is a list of simulation cases plus a plot. Results accumulate in one store,
+docs/figures/data/simulated.csv, keyed by platform, P, ranks per node, mapping, collective,
+workload, size and the requested spec: a case runs only what the store lacks, so an interrupted
+figure resumes where it stopped and figures share cases (TuNA's radix sweep at P = 1024 also
+serves the TuNA-vs-vendor figure).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+import pandas as pd
+
+from tucoll import sim
+from tucoll.build import REPO_ROOT, Build
+
+FIGURE_DIR = REPO_ROOT / "docs" / "figures"
+STORE = FIGURE_DIR / "data" / "simulated.csv"
+MATRIX_DIR = REPO_ROOT.parent / "shared" / "data" / "matrices"
+
+matplotlib.use("Agg")  # files only, never a window
+
+# The columns that identify one simulated measurement in the store.
+KEY = ["platform", "nprocs", "ppn", "mapping", "collective", "workload", "size", "requested"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One simulation: `specs` timed on `workload` at each of `sizes` (bench size strings)."""
+
+    platform: str
+    nprocs: int
+    collective: str
+    specs: tuple[str, ...]
+    workload: tuple[str, ...] = ("--dist", "uniform")
+    sizes: tuple[str, ...] = ("16",)
+    mapping: str = "sequential"
+    ppn: int | None = None
+    # Data buffers shared between simulated ranks: thousands of ranks fit in memory, and the
+    # results are not checked (the same cases are checked at small P by the tests).
+    shared_buffers: bool = True
+
+    def resolved_ppn(self) -> int:
+        return self.ppn or sim.Platform.load(self.platform).ranks_per_node
+
+    def workload_label(self) -> str:
+        args = list(self.workload)
+        if "--matrix" in args:
+            return "matrix=" + Path(args[args.index("--matrix") + 1]).stem
+        return " ".join(a.lstrip("-") for a in args).replace(" ", "=", 1)
+
+    def keys(self) -> list[tuple]:
+        return [(self.platform, self.nprocs, self.resolved_ppn(), self.mapping, self.collective,
+                 self.workload_label(), size_bytes(s), spec) for s in self.sizes for spec in self.specs]
+
+    def bench_args(self, specs: list[str], sizes: list[str]) -> list[str]:
+        args = [self.collective]
+        for spec in specs:
+            args += ["--alg", spec]
+        if sizes:
+            args += ["--sizes", ",".join(sizes)]
+        return args + list(self.workload) + ["--format", "csv"]
+
+
+def size_bytes(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+
+
+@dataclass
+class Figure:
+    name: str
+    title: str
+    cases: Callable[[], list[Case]]
+    plot: Callable[[pd.DataFrame, Path], str]
+
+
+# --------------------------------------------------------------------------------------- store
+
+@contextmanager
+def locked_store():
+    """Serializes writers (two figures may run side by side, one per core)."""
+    STORE.parent.mkdir(parents=True, exist_ok=True)
+    with open(STORE.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def load_store() -> pd.DataFrame:
+    if not STORE.is_file():
+        return pd.DataFrame(columns=KEY)
+    return pd.read_csv(STORE, dtype={"params": str, "ok": str, "path": str, "requested": str}, keep_default_na=False)
+
+
+def append_rows(rows: pd.DataFrame) -> None:
+    with locked_store():
+        header = not STORE.is_file()
+        rows.to_csv(STORE, mode="a", header=header, index=False)
+
+
+def done_keys(store: pd.DataFrame) -> set[tuple]:
+    if store.empty:
+        return set()
+    return set(store[KEY].itertuples(index=False, name=None))
+
+
+# ----------------------------------------------------------------------------------- running
+
+def run_case(build: Build, case: Case, done: set[tuple], timeout: float | None) -> int:
+    """Simulates what `case` still lacks; returns the number of rows added."""
+    pending = [k for k in case.keys() if k not in done]
+    if not pending:
+        return 0
+    sizes = [s for s in case.sizes if any(k[6] == size_bytes(s) for k in pending)]
+    specs = [p for p in case.specs if any(k[7] == p for k in pending)]
+    platform = sim.Platform.load(case.platform)
+    run = sim.SimRun(platform, case.nprocs, case.resolved_ppn(), case.mapping, platform.vendor,
+                     case.bench_args(specs, sizes), shared_buffers=case.shared_buffers,
+                     check=not case.shared_buffers)
+    started = time.monotonic()
+    proc = sim.simulate(build, run, timeout=timeout)
+    wall = time.monotonic() - started
+    rows = pd.read_csv(io.StringIO(sim.relabel_mapping(proc.stdout, case.mapping)),
+                       dtype={"params": str, "ok": str, "path": str}, keep_default_na=False)
+    if len(rows) != len(sizes) * len(specs):
+        raise sim.SimError(f"expected {len(sizes) * len(specs)} rows from {case}, got:\n{proc.stdout}\n{proc.stderr}")
+    # tucoll-bench prints sizes in turn and, within a size, the algorithms in --alg order.
+    rows.insert(0, "requested", [spec for _ in sizes for spec in specs])
+    rows.insert(0, "workload", case.workload_label())
+    rows.insert(0, "platform", case.platform)
+    rows["ppn"] = case.resolved_ppn()
+    rows["sim_wall_s"] = round(wall, 1)
+    append_rows(rows)
+    return len(rows)
+
+
+def run_figure(build: Build, figure: Figure, timeout: float | None, progress) -> None:
+    cases = figure.cases()
+    for i, case in enumerate(cases, 1):
+        done = done_keys(load_store())
+        progress(f"[{figure.name} {i}/{len(cases)}] {case.platform} P={case.nprocs} {case.collective} "
+                 f"{case.workload_label()} sizes={','.join(case.sizes)} ({len(case.specs)} specs)")
+        added = run_case(build, case, done, timeout)
+        if not added:
+            progress("  already in the store")
+
+
+def selection(store: pd.DataFrame, cases: list[Case]) -> pd.DataFrame:
+    """The store's rows for exactly these cases."""
+    if store.empty:
+        return store
+    wanted = {k for c in cases for k in c.keys()}
+    mask = [k in wanted for k in store[KEY].itertuples(index=False, name=None)]
+    return store[mask].copy()
+
+
+# ------------------------------------------------------------------------------ the figures
+
+RADICES = (2, 4, 8, 16, 32, 64, 128, 256)
+TREND_SIZES = ("16", "1K", "16K")
+SCALING_NPROCS = (128, 256, 512, 1024)
+
+
+def tuna_specs(nprocs: int, radices=RADICES) -> tuple[str, ...]:
+    # r >= P-1 is the linear spread-out exchange; at these P it is refused as all-at-once.
+    return tuple(f"tuna:radix={r}" for r in radices if r < nprocs - 1)
+
+
+def radix_trend_cases() -> list[Case]:
+    return [Case(platform, 1024, "alltoallv", tuna_specs(1024), sizes=(size,))
+            for platform in ("polaris-like", "fugaku-like") for size in TREND_SIZES]
+
+
+def plot_radix_trends(data: pd.DataFrame, out: Path) -> str:
+    import matplotlib.pyplot as plt
+
+    data["radix"] = data["requested"].str.extract(r"radix=(\d+)").astype(int)
+    platforms = list(dict.fromkeys(data["platform"]))
+    fig, axes = plt.subplots(1, len(platforms), figsize=(5.5 * len(platforms), 4), squeeze=False)
+    lines = []
+    for ax, platform in zip(axes[0], platforms):
+        for size, group in data[data["platform"] == platform].groupby("size"):
+            group = group.sort_values("radix")
+            best = group.loc[group["median_us"].idxmin()]
+            ax.plot(group["radix"], group["median_us"], marker="o", label=f"S = {human(size)}")
+            ax.plot([best["radix"]], [best["median_us"]], marker="*", markersize=14, color="black")
+            lines.append(f"{platform}, S = {human(size)}: best radix {best['radix']} "
+                         f"({best['median_us']:.1f} us; radix 2: "
+                         f"{group[group['radix'] == 2]['median_us'].min():.1f} us)")
+        ax.set(xscale="log", yscale="log", xlabel="radix r", ylabel="simulated time (us)",
+               title=f"TuNA radix trends, {platform}, P = 1024")
+        ax.set_xscale("log", base=2)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    save(fig, out)
+    return "\n".join(lines)
+
+
+def vendor_cases() -> list[Case]:
+    cases = [Case("polaris-like", p, "alltoallv", ("vendor",) + tuna_specs(p), sizes=(size,))
+             for p in SCALING_NPROCS for size in TREND_SIZES]
+    # P = 2048 last: minutes of setup alone and several more for the vendor's call; small S only.
+    return cases + [Case("polaris-like", 2048, "alltoallv", ("vendor", "tuna:radix=2", "tuna:radix=4",
+                                                             "tuna:radix=32"), sizes=("16",))]
+
+
+def plot_vendor(data: pd.DataFrame, out: Path) -> str:
+    import matplotlib.pyplot as plt
+
+    lines = []
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    summary = []
+    for (size, nprocs), group in data.groupby(["size", "nprocs"]):
+        vendor = group[group["requested"] == "vendor"]["median_us"]
+        tuna = group[group["requested"].str.startswith("tuna")]
+        if vendor.empty or tuna.empty:
+            continue
+        best = tuna.loc[tuna["median_us"].idxmin()]
+        summary.append({"size": size, "nprocs": nprocs, "vendor": vendor.iloc[0], "tuna": best["median_us"],
+                        "radix": best["requested"].split("=")[1]})
+    table = pd.DataFrame(summary)
+    for size, group in table.groupby("size"):
+        group = group.sort_values("nprocs")
+        left.plot(group["nprocs"], group["vendor"], marker="s", linestyle="--", label=f"vendor, S = {human(size)}")
+        left.plot(group["nprocs"], group["tuna"], marker="o", label=f"TuNA best r, S = {human(size)}")
+        right.plot(group["nprocs"], group["vendor"] / group["tuna"], marker="o", label=f"S = {human(size)}")
+        for _, row in group.iterrows():
+            right.annotate(f"r={row['radix']}", (row["nprocs"], row["vendor"] / row["tuna"]), fontsize=7,
+                           textcoords="offset points", xytext=(3, 3))
+            lines.append(f"P = {row['nprocs']}, S = {human(size)}: vendor {row['vendor']:.1f} us, "
+                         f"TuNA r={row['radix']} {row['tuna']:.1f} us, speedup {row['vendor'] / row['tuna']:.2f}x")
+    left.set(xscale="log", yscale="log", xlabel="P", ylabel="simulated time (us)",
+             title="alltoallv on polaris-like (uniform, MPICH selection)")
+    right.set(xscale="log", xlabel="P", ylabel="vendor time / TuNA time", title="speedup of TuNA (best radix)")
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    save(fig, out)
+    return "\n".join(lines)
+
+
+HIER_RADICES = (2, 4, 8, 16, 48)
+HIER_BLOCK_COUNTS = (1, 4, 16, 0)
+HIER_NPROCS = (192, 384, 768)
+HIER_SIZES = ("256", "4K")
+
+
+def hier_specs() -> tuple[str, ...]:
+    # A coordinate search: radix swept at the default block_count, block_count at radix 2.
+    specs = []
+    for variant in ("tuna_coalesced", "tuna_staggered"):
+        specs += [f"{variant}:radix={r},block_count=32" for r in HIER_RADICES]
+        specs += [f"{variant}:radix=2,block_count={b}" for b in HIER_BLOCK_COUNTS]
+    return tuple(specs)
+
+
+def hier_cases() -> list[Case]:
+    return [Case("fugaku-like", p, "alltoallv", hier_specs() + ("tuna:radix=16", "vendor"), sizes=(size,))
+            for p in HIER_NPROCS for size in HIER_SIZES]
+
+
+def plot_hier(data: pd.DataFrame, out: Path) -> str:
+    import matplotlib.pyplot as plt
+
+    data["variant"] = data["requested"].str.split(":").str[0]
+    lines = []
+    sizes = sorted(data["size"].unique())
+    fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 4), squeeze=False)
+    for ax, size in zip(axes[0], sizes):
+        at = data[data["size"] == size]
+        for variant, style in (("tuna_coalesced", "o-"), ("tuna_staggered", "s-"), ("tuna", "^:"),
+                               ("vendor", "x--")):
+            best = at[at["variant"] == variant].sort_values("median_us").groupby("nprocs").head(1)
+            best = best.sort_values("nprocs")
+            if best.empty:
+                continue
+            ax.plot(best["nprocs"], best["median_us"], style, label=variant if variant != "tuna" else "tuna r=16")
+            for _, row in best.iterrows():
+                lines.append(f"P = {row['nprocs']}, S = {human(size)}: best {variant} = {row['requested']} "
+                             f"({row['median_us']:.1f} us)")
+        ax.set(xlabel="P (48 ranks per node)", ylabel="simulated time (us)", yscale="log",
+               title=f"hierarchical TuNA, fugaku-like, S = {human(size)}")
+        ax.set_xscale("log", base=2)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    save(fig, out)
+    return "\n".join(lines)
+
+
+ALLGATHERS = ("vendor", "ring", "neighbor", "recdoubling", "bruck", "sparbit")
+SPARBIT_NPROCS = (16, 24, 32, 40, 48, 64, 80, 96, 112, 128)
+SPARBIT_SIZES = tuple(str(4 ** k) for k in range(11))  # 1 B ... 1 MiB
+
+
+def sparbit_cases() -> list[Case]:
+    return [Case("yahoo-like", p, "allgather", ALLGATHERS, workload=(), sizes=SPARBIT_SIZES, mapping=m)
+            for m in ("sequential", "cyclic") for p in SPARBIT_NPROCS]
+
+
+def plot_sparbit(data: pd.DataFrame, out: Path) -> str:
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    colors = ListedColormap(["#9e9e9e", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#d62728"])
+    mappings = ["sequential", "cyclic"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    lines = []
+    for ax, mapping in zip(axes, mappings):
+        at = data[data["mapping"] == mapping]
+        best = at.loc[at.groupby(["nprocs", "size"])["median_us"].idxmin()]
+        grid = best.pivot(index="size", columns="nprocs", values="requested")
+        codes = grid.apply(lambda col: col.map(ALLGATHERS.index))
+        ax.imshow(codes.to_numpy(dtype=float), cmap=colors, vmin=-0.5, vmax=len(ALLGATHERS) - 0.5, aspect="auto",
+                  origin="lower")
+        ax.set_xticks(range(len(grid.columns)), [str(c) for c in grid.columns])
+        ax.set_yticks(range(len(grid.index)), [human(s) for s in grid.index])
+        ax.set(xlabel="P (8 ranks per node)", ylabel="bytes per rank",
+               title=f"fastest allgather, yahoo-like, {mapping} mapping")
+        wins = (best["requested"] == "sparbit").mean()
+        # Sparbit within 5 % of the fastest counts as a tie the paper would not call a loss.
+        near = at.merge(best[["nprocs", "size", "median_us"]], on=["nprocs", "size"], suffixes=("", "_best"))
+        near = near[(near["requested"] == "sparbit") & (near["median_us"] <= 1.05 * near["median_us_best"])]
+        lines.append(f"{mapping}: Sparbit fastest in {wins:.0%} of {len(best)} cases, within 5 % of the fastest in "
+                     f"{len(near) / len(best):.0%}; winners: "
+                     + ", ".join(f"{k} {v}" for k, v in best["requested"].value_counts().items()))
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colors(i)) for i in range(len(ALLGATHERS))]
+    fig.legend(handles, ALLGATHERS, loc="lower center", ncol=len(ALLGATHERS))
+    fig.subplots_adjust(bottom=0.2)
+    save(fig, out)
+    return "\n".join(lines)
+
+
+SPARSE_MATRICES = ("lp_woodw", "bibd_49_3", "msc01050", "radfr1")
+SPARSE_NPROCS = (32, 64, 128, 256, 512)
+CRS_ALGS = ("personalized", "nbx", "personalized_loc", "nbx_loc")
+
+
+def sparse_cases() -> list[Case]:
+    cases = []
+    for matrix in SPARSE_MATRICES:
+        path = str(MATRIX_DIR / f"{matrix}.mtx")
+        for p in SPARSE_NPROCS:
+            # The matrix workload is small: checked against the vendor at every P.
+            cases.append(Case("quartz-like", p, "alltoallv_crs", CRS_ALGS, workload=("--matrix", path), sizes=(),
+                              shared_buffers=False))
+            cases.append(Case("quartz-like", p, "alltoall_crs", CRS_ALGS + ("rma",), workload=("--matrix", path),
+                              sizes=(), shared_buffers=False))
+    return cases
+
+
+def plot_sparse(data: pd.DataFrame, out: Path) -> str:
+    import matplotlib.pyplot as plt
+
+    matrices = list(dict.fromkeys(data["workload"]))
+    fig, axes = plt.subplots(2, len(matrices), figsize=(4.2 * len(matrices), 7), squeeze=False)
+    lines = []
+    for col, workload in enumerate(matrices):
+        for row, collective in enumerate(("alltoall_crs", "alltoallv_crs")):
+            ax = axes[row][col]
+            at = data[(data["workload"] == workload) & (data["collective"] == collective)]
+            for spec, group in at.groupby("requested", sort=False):
+                group = group.sort_values("nprocs")
+                ax.plot(group["nprocs"], group["median_us"], marker="o", label=spec)
+            ax.set(xscale="log", yscale="log", xlabel="P (32 ranks per node)", ylabel="simulated time (us)",
+                   title=f"{collective}, {workload.split('=')[1]}")
+            ax.set_xscale("log", base=2)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7)
+            top = at[at["nprocs"] == at["nprocs"].max()].sort_values("median_us")
+            if not top.empty:
+                inter = ", ".join(f"{r.requested} {r.inter_region_msgs}" for r in top.itertuples())
+                lines.append(f"{collective} {workload} P = {top['nprocs'].iloc[0]}: fastest {top['requested'].iloc[0]}"
+                             f" ({top['median_us'].iloc[0]:.1f} us vs {top['median_us'].iloc[-1]:.1f} us slowest); "
+                             f"max inter-node messages per rank: {inter}")
+    save(fig, out)
+    return "\n".join(lines)
+
+
+FIGURES = {f.name: f for f in [
+    Figure("radix-trends", "TuNA radix trends at P = 1024 (seed 000 Fig. 7)", radix_trend_cases, plot_radix_trends),
+    Figure("tuna-vs-vendor", "TuNA (best radix) vs vendor alltoallv over P (seed 000 Figs. 8-9)", vendor_cases,
+           plot_vendor),
+    Figure("hierarchical", "coalesced vs staggered hierarchical TuNA (seed 000 Figs. 10, 13)", hier_cases, plot_hier),
+    Figure("sparbit-heatmap", "fastest allgather per (P, size), sequential and cyclic (seed 001 Fig. 5)",
+           sparbit_cases, plot_sparbit),
+    Figure("sparse-scaling", "sparse dynamic exchange on real matrices (seed 004 Figs. 5-8)", sparse_cases,
+           plot_sparse),
+]}
+
+
+# ----------------------------------------------------------------------------------- helpers
+
+def human(size: int) -> str:
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def save(fig, out: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def render(figure: Figure) -> tuple[Path, str]:
+    """Plots whatever of the figure's cases the store holds; returns the PNG and a summary."""
+    data = selection(load_store(), figure.cases())
+    if data.empty:
+        raise sim.SimError(f"no simulated data for {figure.name} yet: run `tucoll figure {figure.name}`")
+    out = FIGURE_DIR / f"{figure.name}.png"
+    return out, figure.plot(data, out)
