@@ -79,8 +79,8 @@ def cmd_figure(args: argparse.Namespace) -> int:
     for name in names:
         fig = figures.FIGURES[name]
         if not args.plot_only:
-            figures.run_figure(sim.sim_build(args.build_dir), fig, args.timeout,
-                               lambda text: console.print(text, markup=False, highlight=False))
+            # Plain flushed lines: progress must show when the output goes to a log file.
+            figures.run_figure(sim.sim_build(args.build_dir), fig, args.timeout, lambda text: print(text, flush=True))
         out, summary = figures.render(fig)
         console.print(f"[bold]{fig.title}[/bold] -> {out.relative_to(sim.REPO_ROOT)} (simulated times)")
         console.print(summary, markup=False, highlight=False)

@@ -30,7 +30,8 @@ MATRIX_DIR = REPO_ROOT.parent / "shared" / "data" / "matrices"
 matplotlib.use("Agg")  # files only, never a window
 
 # The columns that identify one simulated measurement in the store.
-KEY = ["platform", "nprocs", "ppn", "mapping", "collective", "workload", "size", "requested"]
+# requested_size is the size asked for in bytes (-1 for workloads without one, such as a matrix).
+KEY = ["platform", "nprocs", "ppn", "mapping", "collective", "workload", "requested_size", "requested"]
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,9 @@ class Case:
         return " ".join(a.lstrip("-") for a in args).replace(" ", "=", 1)
 
     def keys(self) -> list[tuple]:
+        sizes = [size_bytes(s) for s in self.sizes] or [-1]
         return [(self.platform, self.nprocs, self.resolved_ppn(), self.mapping, self.collective,
-                 self.workload_label(), size_bytes(s), spec) for s in self.sizes for spec in self.specs]
+                 self.workload_label(), size, spec) for size in sizes for spec in self.specs]
 
     def bench_args(self, specs: list[str], sizes: list[str]) -> list[str]:
         args = [self.collective]
@@ -101,13 +103,31 @@ def locked_store():
 def load_store() -> pd.DataFrame:
     if not STORE.is_file():
         return pd.DataFrame(columns=KEY)
-    return pd.read_csv(STORE, dtype={"params": str, "ok": str, "path": str, "requested": str}, keep_default_na=False)
+    store = pd.read_csv(STORE, dtype={"params": str, "ok": str, "path": str, "requested": str,
+                                      "requested_size": str}, keep_default_na=False)
+    # Rows from before the column existed asked for the size they report.
+    missing = store["requested_size"] == ""
+    store.loc[missing, "requested_size"] = store.loc[missing, "size"].astype(str)
+    store["requested_size"] = store["requested_size"].astype(int)
+    return store
 
 
 def append_rows(rows: pd.DataFrame) -> None:
+    """Appends in the file's column order; columns it lacks are added at the end (older rows
+    then have empty cells there), so the order of existing columns never changes."""
     with locked_store():
-        header = not STORE.is_file()
-        rows.to_csv(STORE, mode="a", header=header, index=False)
+        if not STORE.is_file():
+            rows.to_csv(STORE, index=False)
+            return
+        header = pd.read_csv(STORE, nrows=0).columns.tolist()
+        extra = [c for c in rows.columns if c not in header]
+        if extra:
+            old = pd.read_csv(STORE, dtype=str, keep_default_na=False)
+            for column in extra:
+                old[column] = ""
+            old.to_csv(STORE, index=False)
+            header += extra
+        rows.reindex(columns=header).to_csv(STORE, mode="a", header=False, index=False)
 
 
 def done_keys(store: pd.DataFrame) -> set[tuple]:
@@ -123,7 +143,7 @@ def run_case(build: Build, case: Case, done: set[tuple], timeout: float | None) 
     pending = [k for k in case.keys() if k not in done]
     if not pending:
         return 0
-    sizes = [s for s in case.sizes if any(k[6] == size_bytes(s) for k in pending)]
+    sizes = [s for s in case.sizes if any(k[6] == size_bytes(s) for k in pending)]  # [] when sizeless
     specs = [p for p in case.specs if any(k[7] == p for k in pending)]
     platform = sim.Platform.load(case.platform)
     run = sim.SimRun(platform, case.nprocs, case.resolved_ppn(), case.mapping, platform.vendor,
@@ -134,10 +154,13 @@ def run_case(build: Build, case: Case, done: set[tuple], timeout: float | None) 
     wall = time.monotonic() - started
     rows = pd.read_csv(io.StringIO(sim.relabel_mapping(proc.stdout, case.mapping)),
                        dtype={"params": str, "ok": str, "path": str}, keep_default_na=False)
-    if len(rows) != len(sizes) * len(specs):
-        raise sim.SimError(f"expected {len(sizes) * len(specs)} rows from {case}, got:\n{proc.stdout}\n{proc.stderr}")
+    requested_sizes = [size_bytes(s) for s in sizes] or [-1]
+    if len(rows) != len(requested_sizes) * len(specs):
+        raise sim.SimError(f"expected {len(requested_sizes) * len(specs)} rows from {case}, got:\n{proc.stdout}\n"
+                           f"{proc.stderr}")
     # tucoll-bench prints sizes in turn and, within a size, the algorithms in --alg order.
-    rows.insert(0, "requested", [spec for _ in sizes for spec in specs])
+    rows.insert(0, "requested", [spec for _ in requested_sizes for spec in specs])
+    rows["requested_size"] = [size for size in requested_sizes for _ in specs]
     rows.insert(0, "workload", case.workload_label())
     rows.insert(0, "platform", case.platform)
     rows["ppn"] = case.resolved_ppn()
@@ -255,7 +278,7 @@ def plot_vendor(data: pd.DataFrame, out: Path) -> str:
 HIER_RADICES = (2, 4, 8, 16, 48)
 HIER_BLOCK_COUNTS = (1, 4, 16, 0)
 HIER_NPROCS = (192, 384, 768)
-HIER_SIZES = ("256", "4K")
+HIER_SIZES = ("16", "16K")  # the ends of the paper's range, where it reports opposite winners
 
 
 def hier_specs() -> tuple[str, ...]:
@@ -337,9 +360,9 @@ def plot_sparbit(data: pd.DataFrame, out: Path) -> str:
                      f"{len(near) / len(best):.0%}; winners: "
                      + ", ".join(f"{k} {v}" for k, v in best["requested"].value_counts().items()))
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors(i)) for i in range(len(ALLGATHERS))]
-    fig.legend(handles, ALLGATHERS, loc="lower center", ncol=len(ALLGATHERS))
-    fig.subplots_adjust(bottom=0.2)
-    save(fig, out)
+    fig.tight_layout()
+    fig.legend(handles, ALLGATHERS, loc="upper center", ncol=len(ALLGATHERS), bbox_to_anchor=(0.5, 0.0))
+    save(fig, out, layout=False)
     return "\n".join(lines)
 
 
@@ -410,12 +433,13 @@ def human(size: int) -> str:
     return f"{size} B"
 
 
-def save(fig, out: Path) -> None:
+def save(fig, out: Path, layout: bool = True) -> None:
     import matplotlib.pyplot as plt
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    if layout:
+        fig.tight_layout()
+    fig.savefig(out, dpi=110, bbox_inches="tight")  # keeps legends placed outside the axes
     plt.close(fig)
 
 

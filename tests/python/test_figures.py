@@ -1,0 +1,100 @@
+"""`tucoll figure`: the store's keys, resuming, and plotting from stored results (no simulation)."""
+
+import pandas as pd
+import pytest
+
+from tucoll import figures
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setattr(figures, "STORE", tmp_path / "data" / "simulated.csv")
+    monkeypatch.setattr(figures, "FIGURE_DIR", tmp_path)
+    return tmp_path
+
+
+def fake_rows(case, times):
+    """Rows as run_case appends them, one per (size, spec), with the given times in that order."""
+    keys = case.keys()
+    frame = pd.DataFrame(keys, columns=figures.KEY)
+    frame["size"] = frame["requested_size"]
+    frame["median_us"] = times
+    frame["inter_region_msgs"] = 0
+    frame["algorithm"] = frame["requested"].str.split(":").str[0]
+    return frame
+
+
+def test_sizes_and_workload_labels():
+    assert figures.size_bytes("16K") == 16384 and figures.size_bytes("1M") == 1 << 20
+    assert figures.size_bytes("64") == 64
+    case = figures.Case("polaris-like", 64, "alltoallv", ("tuna:radix=2",), sizes=("16", "1K"))
+    assert case.workload_label() == "dist=uniform"
+    assert [k[6] for k in case.keys()] == [16, 1024]
+    assert [k[6] for k in figures.Case("quartz-like", 32, "alltoall_crs", ("nbx",), sizes=()).keys()] == [-1]
+    assert case.resolved_ppn() == 32  # the platform's ranks per node
+    matrix = figures.Case("quartz-like", 32, "alltoall_crs", ("nbx",), workload=("--matrix", "/x/lp_woodw.mtx"),
+                          sizes=())
+    assert matrix.workload_label() == "matrix=lp_woodw"
+
+
+def test_bench_arguments_name_every_spec_and_size():
+    case = figures.Case("polaris-like", 64, "alltoallv", ("vendor", "tuna:radix=4"), sizes=("16", "1K"))
+    args = case.bench_args(["tuna:radix=4"], ["1K"])
+    assert args == ["alltoallv", "--alg", "tuna:radix=4", "--sizes", "1K", "--dist", "uniform", "--format", "csv"]
+
+
+def test_a_case_already_in_the_store_is_not_simulated_again(store):
+    case = figures.Case("polaris-like", 64, "alltoallv", ("vendor", "tuna:radix=2"), sizes=("16",))
+    figures.append_rows(fake_rows(case, [10.0, 5.0]))
+    done = figures.done_keys(figures.load_store())
+    # No build is needed: nothing is pending, so nothing runs.
+    assert figures.run_case(build=None, case=case, done=done, timeout=1) == 0
+    wider = figures.Case("polaris-like", 64, "alltoallv", ("vendor", "tuna:radix=2", "tuna:radix=4"), sizes=("16",))
+    pending = [k for k in wider.keys() if k not in done]
+    assert [k[7] for k in pending] == ["tuna:radix=4"]
+
+
+def test_radix_trend_plot_from_stored_rows(store):
+    cases = [figures.Case(p, 1024, "alltoallv", figures.tuna_specs(1024), sizes=(s,))
+             for p in ("polaris-like", "fugaku-like") for s in ("16", "16K")]
+    for case in cases:
+        n = len(case.specs)
+        figures.append_rows(fake_rows(case, [100.0 + abs(i - n // 2) for i in range(n)]))
+    data = figures.selection(figures.load_store(), cases)
+    summary = figures.plot_radix_trends(data, store / "radix.png")
+    assert (store / "radix.png").stat().st_size > 0
+    assert "best radix 32" in summary  # the bottom of the synthetic U (index 4 of 2..256)
+
+
+def test_sparbit_heatmap_counts_wins(store):
+    cases = [figures.Case("yahoo-like", p, "allgather", figures.ALLGATHERS, workload=(), sizes=("1", "1024"),
+                          mapping=m) for m in ("sequential", "cyclic") for p in (16, 24)]
+    for case in cases:
+        # sparbit (last) fastest at every point
+        times = [float(10 - i) for _ in case.sizes for i in range(len(case.specs))]
+        figures.append_rows(fake_rows(case, times))
+    summary = figures.plot_sparbit(figures.selection(figures.load_store(), cases), store / "heat.png")
+    assert "sequential: Sparbit fastest in 100% of 4 cases" in summary
+    assert (store / "heat.png").is_file()
+
+
+def test_every_figure_lists_its_cases():
+    for figure in figures.FIGURES.values():
+        cases = figure.cases()
+        assert cases, figure.name
+        assert len({c for c in cases}) == len(cases), f"{figure.name} repeats a case"
+
+
+def test_new_columns_widen_the_store_without_reordering(store):
+    alltoallv = figures.Case("polaris-like", 64, "alltoallv", ("vendor",), sizes=("16",))
+    figures.append_rows(fake_rows(alltoallv, [1.0]))
+    sparse = figures.Case("quartz-like", 32, "alltoall_crs", ("nbx",), workload=("--matrix", "m.mtx"), sizes=())
+    rows = fake_rows(sparse, [2.0])
+    rows["inter_region_msgs"] = 7
+    rows["late_column"] = "x"
+    figures.append_rows(rows)
+    header = figures.STORE.read_text().splitlines()[0].split(",")
+    assert header[:len(figures.KEY)] == figures.KEY and header[-1] == "late_column"
+    stored = figures.load_store()
+    assert figures.done_keys(stored) == set(alltoallv.keys()) | set(sparse.keys())
+    assert list(stored["late_column"]) == ["", "x"]
