@@ -146,8 +146,9 @@ def parser() -> argparse.ArgumentParser:
     sm.add_argument("--shared-buffers", action="store_true",
                     help="SMPI shared allocations for data (fits thousands of ranks in memory; no check)")
     sm.add_argument("--all-iterations", action="store_true",
-                    help="simulate the bench's --iters and --warmup as given (default: one timed iteration, no "
-                         "warmup: a simulation is deterministic, further iterations repeat the first)")
+                    help="simulate the bench's --iters as given (default: one timed iteration, since a simulation "
+                         "is deterministic and further iterations repeat the first; no warmup unless the bench "
+                         "arguments give --warmup)")
     sm.add_argument("--force", action="store_true", help="run even when the flow estimate says it takes hours")
     sm.add_argument("--timeout", type=float, help="give up after this many seconds of wall time")
     sm.set_defaults(func=cmd_sim)

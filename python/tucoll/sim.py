@@ -137,8 +137,11 @@ def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str],
     collective_run = bool(args) and not args[0].startswith("-")
     if collective_run and not run.all_iterations:
         # A simulated run is deterministic: further iterations repeat the first one (to within
-        # the skew of a barrier), and each can cost minutes at thousands of ranks.
-        args = without_options(args, ("--iters", "--warmup")) + ["--iters", "1", "--warmup", "0"]
+        # the skew of a barrier), and each can cost minutes at thousands of ranks. No warmup
+        # unless asked for: an explicit --warmup 1 keeps first-call setup (a communicator an
+        # algorithm splits lazily) out of the timed call.
+        warmup = [] if any(a == "--warmup" or a.startswith("--warmup=") for a in args) else ["--warmup", "0"]
+        args = without_options(args, ("--iters",)) + ["--iters", "1"] + warmup
     if run.check and "--check" not in args and collective_run:
         args.append("--check")
     cfg = [

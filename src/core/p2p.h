@@ -16,6 +16,7 @@ enum Tag : int {
     kTagMeta = 12,
     kTagInter = 13,
     kTagIntra = 14,
+    kTagBarrier = 15,  // platform::NonblockingBarrier's messages (SMPI builds)
 };
 
 // Non-blocking send/receive of `bytes` bytes. Messages above the large-message limit travel as

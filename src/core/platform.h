@@ -25,6 +25,31 @@ void release(void *ptr);
 // SMPI lacks it and its messages stay below 2 GiB).
 int probed_bytes(MPI_Status *status, int64_t *bytes);
 
+// A non-blocking barrier (NBX's termination test). Real MPI: MPI_Ibarrier. SMPI: a dissemination
+// barrier of zero-byte messages on `tag`, progressed by test(): SMPI's own MPI_Ibarrier is a
+// linear gather to rank 0 and release, which would make NBX look O(P) in simulation where real
+// MPIs (libnbc, MPICH) complete in ceil(log2 P) rounds.
+class NonblockingBarrier {
+  public:
+    NonblockingBarrier() = default;
+    NonblockingBarrier(const NonblockingBarrier &) = delete;
+    NonblockingBarrier &operator=(const NonblockingBarrier &) = delete;
+    ~NonblockingBarrier();
+
+    // Collective over `comm`; `tag` is reserved for the barrier until it completes.
+    int start(MPI_Comm comm, int tag);
+    // Sets *done once every rank has started the barrier; never blocks.
+    int test(bool *done);
+
+  private:
+    MPI_Comm comm_ = MPI_COMM_NULL;
+    int tag_ = 0, rank_ = 0, size_ = 1, distance_ = 1;
+    MPI_Request request_ = MPI_REQUEST_NULL;  // MPI_Ibarrier's, or the current round's receive
+    MPI_Request sends_[32] = {};              // one per dissemination round (ceil(log2 P) <= 31)
+    int nsends_ = 0;
+    bool finished_ = false;
+};
+
 // "mpi" or "smpi", for statistics and logs.
 const char *name();
 

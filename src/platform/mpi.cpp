@@ -18,6 +18,24 @@ int probed_bytes(MPI_Status *status, int64_t *bytes) {
     return rc;
 }
 
+NonblockingBarrier::~NonblockingBarrier() {
+    // Only an abandoned barrier (an error path) still holds its request.
+    if (request_ != MPI_REQUEST_NULL) MPI_Request_free(&request_);
+}
+
+int NonblockingBarrier::start(MPI_Comm comm, int) {
+    comm_ = comm;
+    finished_ = false;
+    return MPI_Ibarrier(comm, &request_);
+}
+
+int NonblockingBarrier::test(bool *done) {
+    int flag = 0;
+    const int rc = MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+    *done = rc == MPI_SUCCESS && flag != 0;
+    return rc;
+}
+
 const char *name() { return "mpi"; }
 
 }  // namespace tucoll::platform

@@ -56,6 +56,54 @@ int probed_bytes(MPI_Status *status, int64_t *bytes) {
     return rc;
 }
 
+NonblockingBarrier::~NonblockingBarrier() {
+    if (request_ != MPI_REQUEST_NULL) MPI_Request_free(&request_);
+    for (int i = 0; i < nsends_; ++i) {
+        if (sends_[i] != MPI_REQUEST_NULL) MPI_Request_free(&sends_[i]);
+    }
+}
+
+int NonblockingBarrier::start(MPI_Comm comm, int tag) {
+    comm_ = comm;
+    tag_ = tag;
+    MPI_Comm_rank(comm, &rank_);
+    MPI_Comm_size(comm, &size_);
+    distance_ = 1;
+    nsends_ = 0;
+    finished_ = false;
+    request_ = MPI_REQUEST_NULL;
+    if (size_ == 1) return MPI_SUCCESS;
+    // Round k: tell rank + 2^k that we (and, transitively, 2^k - 1 ranks before us) arrived,
+    // and wait to hear the same from rank - 2^k.
+    const int rc = MPI_Irecv(nullptr, 0, MPI_BYTE, (rank_ - distance_ % size_ + size_) % size_, tag_, comm_, &request_);
+    if (rc != MPI_SUCCESS) return rc;
+    return MPI_Isend(nullptr, 0, MPI_BYTE, (rank_ + distance_) % size_, tag_, comm_, &sends_[nsends_++]);
+}
+
+int NonblockingBarrier::test(bool *done) {
+    *done = false;
+    while (!finished_) {
+        if (request_ != MPI_REQUEST_NULL) {
+            int flag = 0;
+            const int rc = MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS || !flag) return rc;
+        }
+        distance_ *= 2;
+        if (distance_ >= size_) {
+            finished_ = true;
+            break;
+        }
+        int rc = MPI_Irecv(nullptr, 0, MPI_BYTE, (rank_ - distance_ + size_) % size_, tag_, comm_, &request_);
+        if (rc != MPI_SUCCESS) return rc;
+        rc = MPI_Isend(nullptr, 0, MPI_BYTE, (rank_ + distance_) % size_, tag_, comm_, &sends_[nsends_++]);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    int flag = 0;
+    const int rc = MPI_Testall(nsends_, sends_, &flag, MPI_STATUSES_IGNORE);
+    *done = rc == MPI_SUCCESS && flag != 0;
+    return rc;
+}
+
 const char *name() { return "smpi"; }
 
 }  // namespace tucoll::platform

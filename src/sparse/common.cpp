@@ -141,7 +141,7 @@ int nbx_exchange(Context &ctx, MPI_Comm comm, const Outgoing &out, int known_cou
         }
         return reqs.wait_all();
     }
-    MPI_Request barrier = MPI_REQUEST_NULL;
+    platform::NonblockingBarrier barrier;
     bool barrier_started = false;
     while (true) {
         int flag = 0;
@@ -155,12 +155,12 @@ int nbx_exchange(Context &ctx, MPI_Comm comm, const Outgoing &out, int known_cou
             int done = 0;
             TUCOLL_TRY(reqs.test_all(&done));
             if (done) {
-                TUCOLL_MPI(MPI_Ibarrier(comm, &barrier));
+                TUCOLL_MPI(barrier.start(comm, kTagBarrier));
                 barrier_started = true;
             }
         } else {
-            int done = 0;
-            TUCOLL_MPI(MPI_Test(&barrier, &done, MPI_STATUS_IGNORE));
+            bool done = false;
+            TUCOLL_MPI(barrier.test(&done));
             if (done) break;
         }
     }

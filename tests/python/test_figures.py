@@ -98,3 +98,21 @@ def test_new_columns_widen_the_store_without_reordering(store):
     stored = figures.load_store()
     assert figures.done_keys(stored) == set(alltoallv.keys()) | set(sparse.keys())
     assert list(stored["late_column"]) == ["", "x"]
+
+
+def test_simulated_runs_time_one_iteration_and_warm_up_only_when_asked(tmp_path):
+    from tucoll import sim
+    from tucoll.build import Build
+
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "tucoll-bench").write_text("")
+    build = Build(tmp_path, "smpi", "smpirun", "-np", [])
+    platform = sim.Platform.load("quartz-like")
+
+    def bench_args(args):
+        run = sim.SimRun(platform, 64, 32, "sequential", "ompi", args, shared_buffers=False, check=False)
+        cmd, _ = sim.build_command(build, run, tmp_path / "hostfile")
+        return cmd[cmd.index(str(tmp_path / "bin" / "tucoll-bench")) + 1:]
+
+    assert bench_args(["alltoallv", "--iters", "20"]) == ["alltoallv", "--iters", "1", "--warmup", "0"]
+    assert bench_args(["alltoall_crs", "--warmup", "1"]) == ["alltoall_crs", "--warmup", "1", "--iters", "1"]
