@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 
@@ -181,3 +182,6 @@ def main(argv: list[str] | None = None) -> int:
     except (BenchError, FileNotFoundError, RuntimeError) as err:
         print(f"tucoll: {err}", file=sys.stderr)
         return 2
+    except subprocess.TimeoutExpired as err:
+        print(f"tucoll: gave up after {err.timeout:.0f} s of wall time (--timeout)", file=sys.stderr)
+        return 124

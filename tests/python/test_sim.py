@@ -61,3 +61,10 @@ def test_all_at_once_algorithms_are_refused_at_scale():
 def test_unknown_platform_and_too_many_ranks():
     assert "unknown platform" in sim("--platform", "nowhere", "--np", "4", "--", "alltoallv").stderr
     assert "models 5 nodes" in sim("--platform", "cervino-like", "--np", "1000", "--", "alltoallv").stderr
+
+
+def test_a_timeout_ends_the_simulation_with_a_message():
+    proc = sim("--platform", "polaris-like", "--np", "256", "--timeout", "1", "--", "alltoallv", "--alg", "vendor",
+               "--size", "16K", "--format", "csv")
+    assert proc.returncode == 124
+    assert "gave up after 1 s" in proc.stderr and "Traceback" not in proc.stderr
