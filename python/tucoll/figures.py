@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 import pandas as pd
 
 from tucoll import sim
@@ -335,6 +336,9 @@ def plot_hier(data: pd.DataFrame, out: Path) -> str:
         ax.set(xlabel="P (48 ranks per node)", ylabel="simulated time (us)", yscale="log",
                title=f"hierarchical TuNA, fugaku-like, S = {human(size)}")
         ax.set_xscale("log", base=2)
+        ticks = sorted(at["nprocs"].unique())
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     save(fig, out)
