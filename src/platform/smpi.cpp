@@ -75,7 +75,7 @@ int NonblockingBarrier::start(MPI_Comm comm, int tag) {
     if (size_ == 1) return MPI_SUCCESS;
     // Round k: tell rank + 2^k that we (and, transitively, 2^k - 1 ranks before us) arrived,
     // and wait to hear the same from rank - 2^k.
-    const int rc = MPI_Irecv(nullptr, 0, MPI_BYTE, (rank_ - distance_ % size_ + size_) % size_, tag_, comm_, &request_);
+    const int rc = MPI_Irecv(nullptr, 0, MPI_BYTE, (rank_ - distance_ + size_) % size_, tag_, comm_, &request_);
     if (rc != MPI_SUCCESS) return rc;
     return MPI_Isend(nullptr, 0, MPI_BYTE, (rank_ + distance_) % size_, tag_, comm_, &sends_[nsends_++]);
 }

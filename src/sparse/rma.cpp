@@ -1,6 +1,6 @@
 // rma (seed 004 Algorithm 3, as in CELLAR): one-sided puts. Every rank owns a window with one
-// message slot per rank plus one arrival flag per rank; a sender puts its message into slot
-// `rank` of the destination and sets flag `rank` there; two fences delimit the exchange. Arrival
+// arrival flag per rank followed by one message slot per rank; a sender puts its message into
+// slot `rank` of the destination and sets flag `rank` there; two fences delimit the exchange. Arrival
 // is read from the flags, never inferred from the payload, so empty and all-zero messages count.
 // Constant-size messages only. The window is created once and kept on the communicator.
 #include <climits>
@@ -32,20 +32,23 @@ int run(Context &ctx, const Outgoing &out, Inbox &inbox, const Known &, CallStat
             return failf(MPI_ERR_ARG, "rma: dest %d is listed twice; rma carries one message per destination", out.dest[i]);
         }
     }
-    const int64_t flags_at = static_cast<int64_t>(p) * bytes;
+    // Flags first: their place does not move when the message size (and the window) changes.
+    const int64_t slots_at = p;
     MPI_Win win;
     char *base = nullptr;
-    TUCOLL_TRY(ctx.window(static_cast<size_t>(flags_at + p), &win, &base));
-    stats.scratch_bytes += flags_at + p;
-    std::memset(base + flags_at, 0, static_cast<size_t>(p));  // before the fence opens the epoch
-    TUCOLL_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
+    TUCOLL_TRY(ctx.window(static_cast<size_t>(slots_at + static_cast<int64_t>(p) * bytes), &win, &base));
+    stats.scratch_bytes += slots_at + static_cast<int64_t>(p) * bytes;
+    // The flags are all zero here: the window starts zeroed and every call clears them after
+    // reading. No MPI_MODE_NOPRECEDE: with it MPICH's fence need not wait for the targets, and
+    // a fast origin's puts of this call could land while a target still reads the last one's.
+    TUCOLL_MPI(MPI_Win_fence(0, win));
     for (int i = 0; i < out.count; ++i) {
         const int dest = out.dest[i];
         if (bytes > 0) {
-            TUCOLL_MPI(MPI_Put(out.data[i], static_cast<int>(bytes), MPI_BYTE, dest, static_cast<MPI_Aint>(me) * bytes,
+            TUCOLL_MPI(MPI_Put(out.data[i], static_cast<int>(bytes), MPI_BYTE, dest, static_cast<MPI_Aint>(slots_at + static_cast<int64_t>(me) * bytes),
                                static_cast<int>(bytes), MPI_BYTE, win));
         }
-        TUCOLL_MPI(MPI_Put(&kArrived, 1, MPI_BYTE, dest, static_cast<MPI_Aint>(flags_at + me), 1, MPI_BYTE, win));
+        TUCOLL_MPI(MPI_Put(&kArrived, 1, MPI_BYTE, dest, static_cast<MPI_Aint>(me), 1, MPI_BYTE, win));
         if (dest != me) {
             stats.count_send(bytes);
             stats.inter_region_messages += inter_region(ctx, dest);
@@ -53,8 +56,9 @@ int run(Context &ctx, const Outgoing &out, Inbox &inbox, const Known &, CallStat
     }
     TUCOLL_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     for (int s = 0; s < p; ++s) {
-        if (base[flags_at + s] == kArrived) local_copy(inbox.add(s, bytes), base + static_cast<int64_t>(s) * bytes, bytes);
+        if (base[s] == kArrived) local_copy(inbox.add(s, bytes), base + slots_at + static_cast<int64_t>(s) * bytes, bytes);
     }
+    std::memset(base, 0, static_cast<size_t>(p));  // ready for the next call's fence
     stats.rounds += 1;
     return MPI_SUCCESS;
 }
