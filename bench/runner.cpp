@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <numeric>
 
 #include "tucoll.h"
@@ -22,6 +23,19 @@ namespace {
     std::fflush(stderr);
     MPI_Abort(comm, 2);
     std::abort();
+}
+
+// For errors every rank knows about (agreed by an allreduce): a clean exit, not MPI_Abort,
+// under which some launchers (MPICH's hydra) drop the message still in flight to stderr.
+[[noreturn]] void exit_together(MPI_Comm comm, const std::string &message, bool mine) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (mine || rank == 0) {
+        std::fprintf(stderr, "tucoll-bench: rank %d: %s\n", rank, message.c_str());
+        std::fflush(stderr);
+    }
+    MPI_Finalize();
+    std::exit(2);
 }
 
 void call_or_abort(MPI_Comm comm, int rc, const std::string &what) {
@@ -101,7 +115,7 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
         std::string err = exchange.prepare(size);
         int bad = !err.empty(), any_bad = 0;
         MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
-        if (any_bad) abort_job(comm, err.empty() ? "another rank could not build its inputs" : err);
+        if (any_bad) exit_together(comm, err.empty() ? "another rank could not build its inputs" : err, bad != 0);
 
         std::vector<Row> batch(specs.size());
         for (size_t a = 0; a < specs.size(); ++a) {
