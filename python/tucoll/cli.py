@@ -68,9 +68,11 @@ def cmd_figure(args: argparse.Namespace) -> int:
     from tucoll import figures, sim
 
     console = make_console()
+    build = sim.sim_build(args.build_dir)
+    registry = sim.registry(build)
     if args.names == ["list"]:
         for fig in figures.FIGURES.values():
-            cases = fig.cases()
+            cases = fig.cases(registry)
             console.print(f"[bold]{fig.name}[/bold]: {fig.title} ({len(cases)} simulations)")
         return 0
     names = list(figures.FIGURES) if args.names == ["all"] else args.names
@@ -81,8 +83,8 @@ def cmd_figure(args: argparse.Namespace) -> int:
         fig = figures.FIGURES[name]
         if not args.plot_only:
             # Plain flushed lines: progress must show when the output goes to a log file.
-            figures.run_figure(sim.sim_build(args.build_dir), fig, args.timeout, lambda text: print(text, flush=True))
-        out, summary = figures.render(fig)
+            figures.run_figure(build, fig, args.timeout, lambda text: print(text, flush=True))
+        out, summary = figures.render(fig, registry)
         console.print(f"[bold]{fig.title}[/bold] -> {out.relative_to(sim.REPO_ROOT)} (simulated times)")
         console.print(summary, markup=False, highlight=False)
     return 0

@@ -19,17 +19,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
-import matplotlib.ticker
-import pandas as pd
 
-from tucoll import sim
-from tucoll.build import REPO_ROOT, Build
+matplotlib.use("Agg")  # files only, never a window: before pyplot is imported
+
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from tucoll import sim  # noqa: E402
+from tucoll.build import REPO_ROOT, Build  # noqa: E402
 
 FIGURE_DIR = REPO_ROOT / "docs" / "figures"
 STORE = FIGURE_DIR / "data" / "simulated.csv"
 MATRIX_DIR = REPO_ROOT.parent / "shared" / "data" / "matrices"
-
-matplotlib.use("Agg")  # files only, never a window
 
 # The columns that identify one simulated measurement in the store.
 # requested_size is the size asked for in bytes (-1 for workloads without one, such as a matrix).
@@ -85,7 +87,8 @@ def size_bytes(text: str) -> int:
 class Figure:
     name: str
     title: str
-    cases: Callable[[], list[Case]]
+    # The simulations, given the registry (tucoll-bench --list-json): algorithm names come from it.
+    cases: Callable[[dict], list[Case]]
     plot: Callable[[pd.DataFrame, Path], str]
 
 
@@ -106,13 +109,8 @@ def locked_store():
 def load_store() -> pd.DataFrame:
     if not STORE.is_file():
         return pd.DataFrame(columns=KEY)
-    store = pd.read_csv(STORE, dtype={"params": str, "ok": str, "path": str, "requested": str,
-                                      "requested_size": str}, keep_default_na=False)
-    # Rows from before the column existed asked for the size they report.
-    missing = store["requested_size"] == ""
-    store.loc[missing, "requested_size"] = store.loc[missing, "size"].astype(str)
-    store["requested_size"] = store["requested_size"].astype(int)
-    return store
+    return pd.read_csv(STORE, dtype={"params": str, "ok": str, "path": str, "requested": str},
+                       keep_default_na=False)
 
 
 def append_rows(rows: pd.DataFrame) -> None:
@@ -173,7 +171,7 @@ def run_case(build: Build, case: Case, done: set[tuple], timeout: float | None) 
 
 
 def run_figure(build: Build, figure: Figure, timeout: float | None, progress) -> None:
-    cases = figure.cases()
+    cases = figure.cases(sim.registry(build))
     for i, case in enumerate(cases, 1):
         done = done_keys(load_store())
         progress(f"[{figure.name} {i}/{len(cases)}] {case.platform} P={case.nprocs} {case.collective} "
@@ -212,14 +210,12 @@ def tuna_specs(nprocs: int, radices=RADICES) -> tuple[str, ...]:
     return tuple(f"tuna:radix={r}" for r in radices if r < nprocs - 1)
 
 
-def radix_trend_cases() -> list[Case]:
+def radix_trend_cases(registry: dict) -> list[Case]:
     return [Case(platform, 1024, "alltoallv", tuna_specs(1024), sizes=(size,))
             for platform in ("polaris-like", "fugaku-like") for size in TREND_SIZES]
 
 
 def plot_radix_trends(data: pd.DataFrame, out: Path) -> str:
-    import matplotlib.pyplot as plt
-
     data["radix"] = data["requested"].str.extract(r"radix=(\d+)").astype(int)
     platforms = list(dict.fromkeys(data["platform"]))
     fig, axes = plt.subplots(1, len(platforms), figsize=(5.5 * len(platforms), 4), squeeze=False)
@@ -242,7 +238,7 @@ def plot_radix_trends(data: pd.DataFrame, out: Path) -> str:
     return "\n".join(lines)
 
 
-def vendor_cases() -> list[Case]:
+def vendor_cases(registry: dict) -> list[Case]:
     # Cheapest first (P, then S): a figure cut short by its time budget still spans the P range.
     cases = [Case("polaris-like", p, "alltoallv", ("vendor",) + tuna_specs(p), sizes=(size,))
              for p in SCALING_NPROCS for size in TREND_SIZES]
@@ -252,8 +248,6 @@ def vendor_cases() -> list[Case]:
 
 
 def plot_vendor(data: pd.DataFrame, out: Path) -> str:
-    import matplotlib.pyplot as plt
-
     lines = []
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     summary = []
@@ -306,7 +300,7 @@ def hier_specs() -> tuple[str, ...]:
     return tuple(specs)
 
 
-def hier_cases() -> list[Case]:
+def hier_cases(registry: dict) -> list[Case]:
     # Flat TuNA is the reference: SimGrid 3.32's copy of Open MPI's alltoallv selection picks its
     # "pair" algorithm at some non-power-of-two P (every P = 48 N is one) and aborts there.
     # One simulation per spec: at P = 192 and 16 KiB a run of all of them ended in a segfault of
@@ -316,8 +310,6 @@ def hier_cases() -> list[Case]:
 
 
 def plot_hier(data: pd.DataFrame, out: Path) -> str:
-    import matplotlib.pyplot as plt
-
     data["variant"] = data["requested"].str.split(":").str[0]
     lines = []
     sizes = sorted(data["size"].unique())
@@ -345,21 +337,21 @@ def plot_hier(data: pd.DataFrame, out: Path) -> str:
     return "\n".join(lines)
 
 
-ALLGATHERS = ("vendor", "ring", "neighbor", "recdoubling", "bruck", "sparbit")
 SPARBIT_NPROCS = (16, 24, 32, 40, 48, 64, 80, 96, 112, 128)
 SPARBIT_SIZES = tuple(str(4 ** k) for k in range(11))  # 1 B ... 1 MiB
 
 
-def sparbit_cases() -> list[Case]:
-    return [Case("yahoo-like", p, "allgather", ALLGATHERS, workload=(), sizes=SPARBIT_SIZES, mapping=m)
+def sparbit_cases(registry: dict) -> list[Case]:
+    allgathers = tuple(sim.algorithm_names(registry, "allgather"))
+    return [Case("yahoo-like", p, "allgather", allgathers, workload=(), sizes=SPARBIT_SIZES, mapping=m)
             for m in ("sequential", "cyclic") for p in SPARBIT_NPROCS]
 
 
 def plot_sparbit(data: pd.DataFrame, out: Path) -> str:
-    import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
 
-    colors = ListedColormap(["#9e9e9e", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#d62728"])
+    algorithms = list(dict.fromkeys(data["requested"]))  # as the bench printed them: registry order
+    colors = ListedColormap([f"C{i}" for i in range(len(algorithms))])
     mappings = ["sequential", "cyclic"]
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
     lines = []
@@ -367,8 +359,8 @@ def plot_sparbit(data: pd.DataFrame, out: Path) -> str:
         at = data[data["mapping"] == mapping]
         best = at.loc[at.groupby(["nprocs", "size"])["median_us"].idxmin()]
         grid = best.pivot(index="size", columns="nprocs", values="requested")
-        codes = grid.apply(lambda col: col.map(ALLGATHERS.index))
-        ax.imshow(codes.to_numpy(dtype=float), cmap=colors, vmin=-0.5, vmax=len(ALLGATHERS) - 0.5, aspect="auto",
+        codes = grid.apply(lambda col: col.map(algorithms.index))
+        ax.imshow(codes.to_numpy(dtype=float), cmap=colors, vmin=-0.5, vmax=len(algorithms) - 0.5, aspect="auto",
                   origin="lower")
         ax.set_xticks(range(len(grid.columns)), [str(c) for c in grid.columns])
         ax.set_yticks(range(len(grid.index)), [human(s) for s in grid.index])
@@ -381,19 +373,18 @@ def plot_sparbit(data: pd.DataFrame, out: Path) -> str:
         lines.append(f"{mapping}: Sparbit fastest in {wins:.0%} of {len(best)} cases, within 5 % of the fastest in "
                      f"{len(near) / len(best):.0%}; winners: "
                      + ", ".join(f"{k} {v}" for k, v in best["requested"].value_counts().items()))
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colors(i)) for i in range(len(ALLGATHERS))]
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colors(i)) for i in range(len(algorithms))]
     fig.tight_layout()
-    fig.legend(handles, ALLGATHERS, loc="upper center", ncol=len(ALLGATHERS), bbox_to_anchor=(0.5, 0.0))
+    fig.legend(handles, algorithms, loc="upper center", ncol=len(algorithms), bbox_to_anchor=(0.5, 0.0))
     save(fig, out, layout=False)
     return "\n".join(lines)
 
 
 SPARSE_MATRICES = ("lp_woodw", "bibd_49_3", "msc01050", "radfr1")
 SPARSE_NPROCS = (32, 64, 128, 256, 512)
-CRS_ALGS = ("personalized", "nbx", "personalized_loc", "nbx_loc")
 
 
-def sparse_cases() -> list[Case]:
+def sparse_cases(registry: dict) -> list[Case]:
     cases = []
     for matrix in SPARSE_MATRICES:
         path = str(MATRIX_DIR / f"{matrix}.mtx")
@@ -401,15 +392,13 @@ def sparse_cases() -> list[Case]:
             # One simulation per algorithm (they are short), so one that does not finish (see
             # docs/RESULTS.md) costs only its own point. The matrix workload is small: checked
             # against the reference at every P.
-            for collective, algs in (("alltoallv_crs", CRS_ALGS), ("alltoall_crs", CRS_ALGS + ("rma",))):
+            for collective in ("alltoallv_crs", "alltoall_crs"):
                 cases += [Case("quartz-like", p, collective, (alg,), workload=("--matrix", path, "--warmup", "1"),
-                               sizes=(), shared_buffers=False) for alg in algs]
+                               sizes=(), shared_buffers=False) for alg in sim.algorithm_names(registry, collective)]
     return cases
 
 
 def plot_sparse(data: pd.DataFrame, out: Path) -> str:
-    import matplotlib.pyplot as plt
-
     matrices = list(dict.fromkeys(data["workload"]))
     fig, axes = plt.subplots(2, len(matrices), figsize=(4.2 * len(matrices), 7), squeeze=False)
     lines = []
@@ -457,8 +446,6 @@ def human(size: int) -> str:
 
 
 def save(fig, out: Path, layout: bool = True) -> None:
-    import matplotlib.pyplot as plt
-
     out.parent.mkdir(parents=True, exist_ok=True)
     if layout:
         fig.tight_layout()
@@ -466,9 +453,9 @@ def save(fig, out: Path, layout: bool = True) -> None:
     plt.close(fig)
 
 
-def render(figure: Figure) -> tuple[Path, str]:
+def render(figure: Figure, registry: dict) -> tuple[Path, str]:
     """Plots whatever of the figure's cases the store holds; returns the PNG and a summary."""
-    data = selection(load_store(), figure.cases())
+    data = selection(load_store(), figure.cases(registry))
     if data.empty:
         raise sim.SimError(f"no simulated data for {figure.name} yet: run `tucoll figure {figure.name}`")
     out = FIGURE_DIR / f"{figure.name}.png"

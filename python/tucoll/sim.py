@@ -184,10 +184,23 @@ def relabel_mapping(output: str, mapping: str) -> str:
     return output.replace("mapping=sequential", f"mapping={mapping}").replace("# Size", "# Size", 1)
 
 
-def registry(build: Build, platform: Platform) -> dict:
-    """The registry of the simulated build (tucoll-bench --list-json on one simulated rank)."""
-    run = SimRun(platform, 1, 1, "sequential", platform.vendor, ["--list-json"], shared_buffers=False, check=False)
-    return json.loads(run_simulation(build, run).stdout)
+_registries: dict[Path, dict] = {}
+
+
+def registry(build: Build) -> dict:
+    """The registry of the simulated build (tucoll-bench --list-json on one simulated rank), read
+    once per build: every simulation consults it, and a figure runs hundreds of them."""
+    if build.root not in _registries:
+        platform = Platform.load(next(iter(platforms())))
+        run = SimRun(platform, 1, 1, "sequential", platform.vendor, ["--list-json"], shared_buffers=False,
+                     check=False)
+        _registries[build.root] = json.loads(run_simulation(build, run).stdout)
+    return _registries[build.root]
+
+
+def algorithm_names(registry_json: dict, collective: str) -> list[str]:
+    """The registered algorithms of `collective`, in registry order."""
+    return [a["name"] for a in registry_json["collectives"].get(collective, {}).get("algorithms", [])]
 
 
 def run_simulation(build: Build, run: SimRun, timeout: float | None = None) -> subprocess.CompletedProcess:
@@ -221,9 +234,8 @@ def sim_build(build_dir: str | os.PathLike | None = None) -> Build:
 def check_flows(build: Build, run: SimRun) -> None:
     """Refuses algorithms whose all-at-once traffic would take hours to simulate at this P."""
     collective = run.bench_args[0]
-    registry_json = registry(build, run.platform)
-    specs = bench_specs(run.bench_args) or [a["name"] for a in
-                                            registry_json["collectives"].get(collective, {}).get("algorithms", [])]
+    registry_json = registry(build)
+    specs = bench_specs(run.bench_args) or algorithm_names(registry_json, collective)
     for spec in specs:
         flows = concurrent_flows(registry_json, collective, spec, run.nprocs)
         if flows > MAX_CONCURRENT_FLOWS:

@@ -42,6 +42,8 @@ class NonblockingBarrier {
     int test(bool *done);
 
   private:
+    int post_round();  // SMPI: the receive and send of the current dissemination round
+
     MPI_Comm comm_ = MPI_COMM_NULL;
     int tag_ = 0, rank_ = 0, size_ = 1, distance_ = 1;
     MPI_Request request_ = MPI_REQUEST_NULL;  // MPI_Ibarrier's, or the current round's receive

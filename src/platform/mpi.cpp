@@ -22,11 +22,7 @@ int probed_bytes(MPI_Status *status, int64_t *bytes) {
 // non-blocking collective's request, and waiting could hang if other ranks failed too.
 NonblockingBarrier::~NonblockingBarrier() = default;
 
-int NonblockingBarrier::start(MPI_Comm comm, int) {
-    comm_ = comm;
-    finished_ = false;
-    return MPI_Ibarrier(comm, &request_);
-}
+int NonblockingBarrier::start(MPI_Comm comm, int) { return MPI_Ibarrier(comm, &request_); }
 
 int NonblockingBarrier::test(bool *done) {
     int flag = 0;

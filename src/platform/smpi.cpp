@@ -70,11 +70,14 @@ int NonblockingBarrier::start(MPI_Comm comm, int tag) {
     MPI_Comm_size(comm, &size_);
     distance_ = 1;
     nsends_ = 0;
-    finished_ = false;
+    finished_ = size_ == 1;
     request_ = MPI_REQUEST_NULL;
-    if (size_ == 1) return MPI_SUCCESS;
-    // Round k: tell rank + 2^k that we (and, transitively, 2^k - 1 ranks before us) arrived,
-    // and wait to hear the same from rank - 2^k.
+    return finished_ ? MPI_SUCCESS : post_round();
+}
+
+// Round k (distance 2^k): tell rank + 2^k that we (and, transitively, 2^k - 1 ranks before us)
+// arrived, and wait to hear the same from rank - 2^k.
+int NonblockingBarrier::post_round() {
     const int rc = MPI_Irecv(nullptr, 0, MPI_BYTE, (rank_ - distance_ + size_) % size_, tag_, comm_, &request_);
     if (rc != MPI_SUCCESS) return rc;
     return MPI_Isend(nullptr, 0, MPI_BYTE, (rank_ + distance_) % size_, tag_, comm_, &sends_[nsends_++]);
@@ -83,20 +86,12 @@ int NonblockingBarrier::start(MPI_Comm comm, int tag) {
 int NonblockingBarrier::test(bool *done) {
     *done = false;
     while (!finished_) {
-        if (request_ != MPI_REQUEST_NULL) {
-            int flag = 0;
-            const int rc = MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
-            if (rc != MPI_SUCCESS || !flag) return rc;
-        }
+        int flag = 0;
+        int rc = MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || !flag) return rc;
         distance_ *= 2;
-        if (distance_ >= size_) {
-            finished_ = true;
-            break;
-        }
-        int rc = MPI_Irecv(nullptr, 0, MPI_BYTE, (rank_ - distance_ + size_) % size_, tag_, comm_, &request_);
-        if (rc != MPI_SUCCESS) return rc;
-        rc = MPI_Isend(nullptr, 0, MPI_BYTE, (rank_ + distance_) % size_, tag_, comm_, &sends_[nsends_++]);
-        if (rc != MPI_SUCCESS) return rc;
+        finished_ = distance_ >= size_;
+        if (!finished_ && (rc = post_round()) != MPI_SUCCESS) return rc;
     }
     int flag = 0;
     const int rc = MPI_Testall(nsends_, sends_, &flag, MPI_STATUSES_IGNORE);

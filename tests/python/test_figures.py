@@ -6,6 +6,17 @@ import pytest
 from tucoll import figures
 
 
+# A registry as tucoll-bench --list-json prints it, reduced to the collectives the figures use.
+REGISTRY = {"collectives": {
+    "allgather": {"algorithms": [{"name": n} for n in ("vendor", "ring", "neighbor", "recdoubling", "bruck",
+                                                       "sparbit")]},
+    "alltoall_crs": {"algorithms": [{"name": n} for n in ("personalized", "nbx", "rma", "personalized_loc",
+                                                          "nbx_loc")]},
+    "alltoallv_crs": {"algorithms": [{"name": n} for n in ("personalized", "nbx", "personalized_loc", "nbx_loc")]},
+}}
+ALLGATHERS = tuple(a["name"] for a in REGISTRY["collectives"]["allgather"]["algorithms"])
+
+
 @pytest.fixture
 def store(tmp_path, monkeypatch):
     monkeypatch.setattr(figures, "STORE", tmp_path / "data" / "simulated.csv")
@@ -67,7 +78,7 @@ def test_radix_trend_plot_from_stored_rows(store):
 
 
 def test_sparbit_heatmap_counts_wins(store):
-    cases = [figures.Case("yahoo-like", p, "allgather", figures.ALLGATHERS, workload=(), sizes=("1", "1024"),
+    cases = [figures.Case("yahoo-like", p, "allgather", ALLGATHERS, workload=(), sizes=("1", "1024"),
                           mapping=m) for m in ("sequential", "cyclic") for p in (16, 24)]
     for case in cases:
         # sparbit (last) fastest at every point
@@ -79,8 +90,11 @@ def test_sparbit_heatmap_counts_wins(store):
 
 
 def test_every_figure_lists_its_cases():
+    sparse = figures.FIGURES["sparse-scaling"].cases(REGISTRY)
+    assert {c.specs[0] for c in sparse if c.collective == "alltoall_crs"} == {
+        a["name"] for a in REGISTRY["collectives"]["alltoall_crs"]["algorithms"]}, "names come from the registry"
     for figure in figures.FIGURES.values():
-        cases = figure.cases()
+        cases = figure.cases(REGISTRY)
         assert cases, figure.name
         assert len({c for c in cases}) == len(cases), f"{figure.name} repeats a case"
 
