@@ -1,5 +1,7 @@
 #include "alltoallv_exchange.h"
 
+#include <cstdio>
+
 #include "tucoll.h"
 
 namespace tucoll::bench {
@@ -20,7 +22,24 @@ std::string AlltoallvExchange::prepare(int64_t size) {
     if (!err.empty()) return err;
     err = build_alltoallv(workload, types_, rank, layout_, &buffers_);
     reference_.clear();
+    // Rank 0 summarizes the whole P x P workload (O(P^2), outside any timing) and shares it.
+    stats_.assign(BlockStats::names().size(), 0.0);
+    if (rank == 0) {
+        stats_ = block_stats(workload, [this](int64_t bytes) { return types_.send_count(bytes) * types_.send_size; })
+                     .values();
+    }
+    MPI_Bcast(stats_.data(), static_cast<int>(stats_.size()), MPI_DOUBLE, 0, comm_);
     return err;
+}
+
+void AlltoallvExchange::add_columns(Row &row) const {
+    row.extra.emplace_back("chosen", row.chosen);
+    const std::vector<std::string> &names = BlockStats::names();
+    for (size_t i = 0; i < names.size(); ++i) {
+        char value[32];
+        std::snprintf(value, sizeof value, "%.6g", stats_[i]);
+        row.extra.emplace_back(names[i], value);
+    }
 }
 
 int AlltoallvExchange::run(const std::string &spec) {

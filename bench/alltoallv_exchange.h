@@ -18,6 +18,8 @@ class AlltoallvExchange final : public Exchange {
     void capture_reference() override { reference_ = buffers_.recv; }
     void reset_output() override { buffers_.fill_recv_sentinel(); }
     int64_t compare_with_reference() const override { return first_difference(buffers_.recv, reference_); }
+    // `chosen`, then the block-size statistics of the workload (BlockStats::names()).
+    void add_columns(Row &row) const override;
 
   private:
     const BenchOptions &options_;
@@ -26,6 +28,7 @@ class AlltoallvExchange final : public Exchange {
     TypePair types_;
     AlltoallvBuffers buffers_;
     Bytes reference_;
+    std::vector<double> stats_;  // BlockStats::values() of the current workload
 };
 
 }  // namespace tucoll::bench

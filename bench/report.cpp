@@ -21,6 +21,12 @@ std::string ok_text(int ok) { return ok < 0 ? "-" : std::to_string(ok); }
 
 std::string spec_of(const Row &r) { return r.params.empty() ? r.algorithm : r.algorithm + ":" + r.params; }
 
+// The spec, followed by what it chose when it is a meta-algorithm ("auto -> tuna:radix=2").
+std::string label_of(const Row &r) {
+    const std::string spec = spec_of(r);
+    return r.chosen.empty() || r.chosen == spec ? spec : spec + " -> " + r.chosen;
+}
+
 std::string human_bytes(int64_t b) {
     char buf[32];
     if (b >= (1 << 20) && b % (1 << 20) == 0) std::snprintf(buf, sizeof buf, "%lldM", static_cast<long long>(b >> 20));
@@ -33,7 +39,11 @@ bool sparse(const Row &r) { return r.collective.size() > 4 && r.collective.compa
 
 void print_csv(const std::vector<Row> &rows, std::FILE *out) {
     const bool with_regions = !rows.empty() && sparse(rows.front());
-    std::fprintf(out, "%s%s\n", kCsvHeader, with_regions ? ",inter_region_msgs" : "");
+    std::string extra_names;
+    if (!rows.empty()) {
+        for (const auto &column : rows.front().extra) extra_names += "," + column.first;
+    }
+    std::fprintf(out, "%s%s%s\n", kCsvHeader, with_regions ? ",inter_region_msgs" : "", extra_names.c_str());
     for (const Row &r : rows) {
         std::fprintf(out, "%s,%s,%s,%d,%d,%s,%lld,%s,%d,%.3f,%.3f,%.3f,%lld,%lld,%lld,%s,%.3f,%lld,%lld,%lld,%s,%s",
                      r.collective.c_str(), r.algorithm.c_str(), csv_field(r.params).c_str(), r.nprocs, r.ppn,
@@ -43,6 +53,7 @@ void print_csv(const std::vector<Row> &rows, std::FILE *out) {
                      static_cast<long long>(r.bytes_sent), static_cast<long long>(r.temp_bytes),
                      static_cast<long long>(r.staging_bytes), r.mapping.c_str(), csv_field(r.path).c_str());
         if (with_regions) std::fprintf(out, ",%lld", static_cast<long long>(r.inter_region_msgs));
+        for (const auto &column : r.extra) std::fprintf(out, ",%s", csv_field(column.second).c_str());
         std::fprintf(out, "\n");
     }
 }
@@ -80,7 +91,7 @@ void print_table(const std::vector<Row> &rows, std::FILE *out) {
                  head.nprocs, head.ppn, head.mapping.c_str(), head.dist.c_str(), head.type.c_str(), head.iters);
     std::fprintf(out, "time = slowest rank per iteration, median over iterations (interleaved); "
                       "speedup = vendor median / median\n");
-    std::fprintf(out, "%-8s %-28s %11s %11s %11s %8s %7s %8s %9s %3s\n", "size", "algorithm", "median_us", "min_us",
+    std::fprintf(out, "%-8s %-36s %11s %11s %11s %8s %7s %8s %9s %3s\n", "size", "algorithm", "median_us", "min_us",
                  "max_us", "speedup", "rounds", "messages", "scratch", "ok");
     std::map<int64_t, double> vendor;
     for (const Row &r : rows) {
@@ -96,8 +107,8 @@ void print_table(const std::vector<Row> &rows, std::FILE *out) {
             std::snprintf(buf, sizeof buf, "%.2fx", vendor[r.size] / r.median_us);
             speedup = buf;
         }
-        std::fprintf(out, "%-8s %-28s %11.2f %11.2f %11.2f %8s %7lld %8lld %9s %3s\n", human_bytes(r.size).c_str(),
-                     spec_of(r).c_str(), r.median_us, r.min_us, r.max_us, speedup.c_str(),
+        std::fprintf(out, "%-8s %-36s %11.2f %11.2f %11.2f %8s %7lld %8lld %9s %3s\n", human_bytes(r.size).c_str(),
+                     label_of(r).c_str(), r.median_us, r.min_us, r.max_us, speedup.c_str(),
                      static_cast<long long>(r.rounds), static_cast<long long>(r.messages),
                      human_bytes(r.scratch_bytes).c_str(), ok_text(r.ok).c_str());
     }

@@ -48,8 +48,8 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Largest value over ranks of each statistic of the last call.
-void reduce_stats(MPI_Comm comm, Row *row) {
+// Largest value over ranks of each statistic of the last call of `requested`.
+void reduce_stats(MPI_Comm comm, const std::string &requested, Row *row) {
     tucoll_stats_t s;
     if (tucoll_get_stats(comm, &s) != MPI_SUCCESS) return;
     int64_t local[7] = {s.rounds,     s.messages,      s.scratch_bytes,          s.bytes_sent,
@@ -63,8 +63,13 @@ void reduce_stats(MPI_Comm comm, Row *row) {
     row->temp_bytes = global[4];
     row->staging_bytes = global[5];
     row->inter_region_msgs = global[6];
-    std::string spec = s.algorithm;
-    size_t colon = spec.find(':');
+    // The row is named after what ran, parameters resolved; a meta-algorithm (auto) keeps its own
+    // name and reports its choice in `chosen`.
+    row->chosen = s.algorithm;
+    const std::string &spec = requested.substr(0, requested.find(':')) == row->chosen.substr(0, row->chosen.find(':'))
+                                  ? row->chosen
+                                  : requested;
+    const size_t colon = spec.find(':');
     row->algorithm = spec.substr(0, colon);
     row->params = colon == std::string::npos ? "" : spec.substr(colon + 1);
     row->path = s.path;
@@ -156,7 +161,8 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
                 call_or_abort(comm, rc, specs[a]);
                 if (it >= 0) local[a][it] = t1 - t0;
                 if (!last) continue;
-                reduce_stats(comm, &batch[a]);
+                reduce_stats(comm, specs[a], &batch[a]);
+                exchange.add_columns(batch[a]);
                 if (!options.check) continue;
                 if (vendor_is_reference && a == vendor) {
                     exchange.capture_reference();

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tucoll::bench {
@@ -33,6 +34,19 @@ struct BenchOptions {
 // MPI_COMM_WORLD (sequential mapping).
 int bench_communicator(const BenchOptions &options, MPI_Comm *out);
 
+struct Row {
+    std::string collective, algorithm, params, dist, type, path;
+    std::string chosen;  // the spec that ran: the requested one, or a meta-algorithm's (auto) choice
+    int nprocs = 0, ppn = 0, iters = 0;
+    int64_t size = 0;
+    double median_us = 0, min_us = 0, max_us = 0, mean_us = 0;
+    std::string mapping = "sequential";
+    int64_t rounds = 0, messages = 0, scratch_bytes = 0, bytes_sent = 0, temp_bytes = 0, staging_bytes = 0;
+    int64_t inter_region_msgs = 0;  // reported for the sparse exchanges (last CSV column)
+    int ok = -1;  // 1 / 0 when checked, -1 when not
+    std::vector<std::pair<std::string, std::string>> extra;  // collective-specific columns, in order
+};
+
 // One collective as the runner sees it. Implementations hold inputs for the current size.
 class Exchange {
   public:
@@ -48,18 +62,11 @@ class Exchange {
     virtual void reset_output() = 0;                   // sentinel bytes into the output
     virtual int64_t compare_with_reference() const = 0;  // first differing byte (or message), or -1
     virtual std::string workload() const { return ""; }  // dist column, when not --dist
+    // Columns this collective appends to its CSV rows (after the common ones), for the current
+    // inputs and a finished row; the names must not depend on the inputs.
+    virtual void add_columns(Row &) const {}
 };
 
-struct Row {
-    std::string collective, algorithm, params, dist, type, path;
-    int nprocs = 0, ppn = 0, iters = 0;
-    int64_t size = 0;
-    double median_us = 0, min_us = 0, max_us = 0, mean_us = 0;
-    std::string mapping = "sequential";
-    int64_t rounds = 0, messages = 0, scratch_bytes = 0, bytes_sent = 0, temp_bytes = 0, staging_bytes = 0;
-    int64_t inter_region_msgs = 0;  // reported for the sparse exchanges (last CSV column)
-    int ok = -1;  // 1 / 0 when checked, -1 when not
-};
 
 // Runs every size and candidate; returns the rows (identical on every rank). Exits the job
 // with a message when a call fails.

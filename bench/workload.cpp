@@ -142,6 +142,58 @@ int64_t Workload::bytes(int src, int dst) const {
     return 0;
 }
 
+const std::vector<std::string> &BlockStats::names() {
+    static const std::vector<std::string> n = {"max_block",  "mean_block", "busiest_mean_block",
+                                               "median_block", "std_block", "skew_block",
+                                               "zero_share", "total_bytes", "rank_imbalance"};
+    return n;
+}
+
+std::vector<double> BlockStats::values() const {
+    return {max_block, mean_block, busiest_mean_block, median_block, std_block,
+            skew_block, zero_share, total_bytes, rank_imbalance};
+}
+
+BlockStats summarize_blocks(std::vector<double> blocks, int nprocs) {
+    BlockStats s;
+    const double n = static_cast<double>(blocks.size());
+    if (blocks.empty()) return s;
+    double busiest = 0, zeros = 0;
+    for (int i = 0; i < nprocs; ++i) {
+        double row = 0;
+        for (int j = 0; j < nprocs; ++j) {
+            const double b = blocks[static_cast<size_t>(i) * nprocs + j];
+            row += b;
+            s.max_block = std::max(s.max_block, b);
+            zeros += b == 0;
+        }
+        s.total_bytes += row;
+        busiest = std::max(busiest, row);
+    }
+    s.mean_block = s.total_bytes / n;
+    s.busiest_mean_block = busiest / nprocs;
+    s.zero_share = zeros / n;
+    s.rank_imbalance = s.total_bytes > 0 ? busiest / (s.total_bytes / nprocs) : 1.0;
+    double m2 = 0, m3 = 0;
+    for (double b : blocks) {
+        const double d = b - s.mean_block;
+        m2 += d * d;
+        m3 += d * d * d;
+    }
+    m2 /= n;
+    m3 /= n;
+    s.std_block = std::sqrt(m2);
+    s.skew_block = m2 > 0 ? m3 / std::pow(m2, 1.5) : 0.0;
+    const size_t mid = blocks.size() / 2;
+    std::nth_element(blocks.begin(), blocks.begin() + static_cast<std::ptrdiff_t>(mid), blocks.end());
+    s.median_block = blocks[mid];
+    if (blocks.size() % 2 == 0) {
+        const double below = *std::max_element(blocks.begin(), blocks.begin() + static_cast<std::ptrdiff_t>(mid));
+        s.median_block = 0.5 * (s.median_block + below);
+    }
+    return s;
+}
+
 std::vector<int64_t> Workload::row(int src) const {
     std::vector<int64_t> r(nprocs_);
     for (int j = 0; j < nprocs_; ++j) r[j] = bytes(src, j);

@@ -41,10 +41,44 @@ class Workload {
     std::vector<int64_t> matrix_;  // only for file workloads (row-major P x P)
 };
 
+// Statistics of the P x P block sizes in bytes, for the tuner (tucoll analyze / fit). The first
+// three are what the library's `auto` computes from one allreduce (names as in tuning tables).
+struct BlockStats {
+    double max_block = 0;           // largest block
+    double mean_block = 0;          // total bytes / P^2
+    double busiest_mean_block = 0;  // bytes the busiest rank sends / P
+    double median_block = 0;
+    double std_block = 0;
+    double skew_block = 0;          // third standardized moment (0 when all blocks are equal)
+    double zero_share = 0;          // fraction of empty blocks
+    double total_bytes = 0;
+    double rank_imbalance = 0;      // busiest rank's bytes / the mean rank's (1 = balanced)
+
+    static const std::vector<std::string> &names();
+    std::vector<double> values() const;
+};
+
+// The statistics of `workload` with block (i, j) counted as bytes(i, j) -> `sent(bytes)`
+// (what a datatype lets through). O(P^2) time, O(P^2) memory for the median.
+template <class Sent>
+BlockStats block_stats(const Workload &workload, Sent sent);
+
 // One line per distribution, for --help.
 std::string distribution_help();
 
 // The largest block of the onehuge distribution.
 int64_t onehuge_bytes(int64_t max_bytes);
+
+BlockStats summarize_blocks(std::vector<double> blocks, int nprocs);  // blocks row by row
+
+template <class Sent>
+BlockStats block_stats(const Workload &workload, Sent sent) {
+    const int p = workload.nprocs();
+    std::vector<double> blocks(static_cast<size_t>(p) * p);
+    for (int i = 0; i < p; ++i) {
+        for (int j = 0; j < p; ++j) blocks[static_cast<size_t>(i) * p + j] = static_cast<double>(sent(workload.bytes(i, j)));
+    }
+    return summarize_blocks(std::move(blocks), p);
+}
 
 }  // namespace tucoll::bench

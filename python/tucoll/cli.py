@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 from rich.table import Table
 
 from tucoll import __version__, docs
 from tucoll.bench import BenchError, BenchRun, registry, run_bench
-from tucoll.build import Build
+from tucoll.build import REPO_ROOT, Build
 from tucoll.report import console as make_console
 from tucoll.report import print_comparison
 
@@ -90,6 +92,123 @@ def cmd_figure(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from tucoll import sim, sweep
+
+    if args.platform:
+        target = sweep.Target(sim.sim_build(args.build_dir), sim.Platform.load(args.platform))
+    else:
+        target = sweep.Target(Build.find(args.build_dir))
+    target.ppn, target.mapping, target.iters = args.ppn, args.mapping, args.iters
+    target.timeout, target.force = args.timeout, args.force
+    target.max_flows = args.max_flows or sim.MAX_CONCURRENT_FLOWS
+    job = sweep.Sweep(Path(args.dataset), target, [int(p) for p in args.np.split(",")], args.dist.split(";"),
+                      sweep.parse_sizes(args.sizes), grid=args.grid, only=args.alg or [],
+                      sizes_per_run=args.sizes_per_run, retry_failed=args.retry_failed)
+    added = sweep.run_sweep(job, make_console(), dry_run=args.dry_run)
+    print(f"{args.dataset}: {added} rows added")
+    return 0
+
+
+def tuning_features(args: argparse.Namespace, data, analysis) -> list[str]:
+    if args.features in (None, "table"):
+        return analysis.table_features
+    if args.features == "selected":
+        return analysis.selected
+    return args.features.split(",")
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from tucoll import tuning
+
+    data = tuning.load(args.datasets)
+    analysis = tuning.analyze(data)
+    png = tuning.plot_correlation(analysis, Path(args.out) / "correlation.png")
+    if args.json:
+        print(json.dumps({"ranking": analysis.ranking.round(4).to_dict(orient="records"),
+                          "selected": analysis.selected, "table_features": analysis.table_features,
+                          "reason": analysis.reason, "heatmap": str(png)}, indent=1))
+        return 0
+    console = make_console()
+    table = Table(title=f"Block-size statistics against time: {len(data)} rows, {data['config'].nunique()} workloads "
+                        "(Spearman rho within machine, P and algorithm)", title_justify="left")
+    for column in ("statistic", "rho", "|rho|", "one allreduce", "selected"):
+        table.add_column(column)
+    for row in analysis.ranking.itertuples():
+        table.add_row(row.statistic, f"{row.rho:+.3f}", f"{row.abs_rho:.3f}", "yes" if row.runtime else "-",
+                      "yes" if row.statistic in analysis.selected else "-")
+    console.print(table)
+    console.print(f"Features for models: {', '.join(analysis.selected)} (each less than 0.95 correlated with the "
+                  f"ones above it).\nTable features: {', '.join(analysis.table_features)}: {analysis.reason}.\n"
+                  f"Heat map: {png}")
+    return 0
+
+
+def print_fit(fit, console) -> None:
+    table = Table(title=f"Models of log(time) from {', '.join(fit.features)} + P, Q, algorithm: "
+                        f"{len(fit.data)} rows, {fit.data['config'].nunique()} workloads, 70/10/20 split by workload",
+                  title_justify="left")
+    for column in ("model", "hyper-parameters (validation)", "MAPE test %", "regret geomean", "regret p95",
+                   "regret max", "test rows", "test workloads"):
+        table.add_column(column)
+    for name, r in fit.results.items():
+        table.add_row(name + (" (chosen)" if name == fit.chosen else ""), r.params, f"{r.mape_test:.2f}",
+                      f"{r.regret_geomean:.4f}", f"{r.regret_p95:.4f}", f"{r.regret_max:.3f}", str(r.n_test),
+                      str(r.n_test_configs))
+    console.print(table)
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from tucoll import tuning
+
+    data = tuning.load(args.datasets)
+    features = tuning_features(args, data, tuning.analyze(data))
+    console = make_console()
+    log = None if args.json else (lambda text: console.print(text))
+    fit = tuning.fit(data, features, seed=args.seed, families=args.model, progress=log)
+    if args.json:
+        print(json.dumps(fit.summary(), indent=1))
+    else:
+        print_fit(fit, console)
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    from tucoll import tuning
+
+    console = make_console()
+    data = tuning.load(args.datasets)
+    features = args.features.split(",") if args.features else tuning.analyze(data).table_features
+    fits = {}
+    for source, part in data.groupby("source"):
+        console.print(f"[bold]{source}[/bold]: fitting {len(part)} rows ({part['config'].nunique()} workloads)")
+        fits[source] = tuning.fit(part.reset_index(drop=True), features, seed=args.seed)
+        print_fit(fits[source], console)
+        held_out = tuning.build_table({source: fits[source]}, features, refit=False)
+        test = fits[source].data[fits[source].masks["test"]]
+        r = tuning.table_regret(held_out, test)
+        console.print(f"{source}: the table from the {fits[source].chosen} model fitted on the training split, on the "
+                      f"{len(r)} test workloads: regret geomean {tuning.geomean(r):.4f}, p95 "
+                      f"{np.percentile(r, 95):.4f}, max {r.max():.3f}")
+    provenance = {"by": "tucoll table", "datasets": [str(p) for p in args.datasets],
+                  "models": {s: f.chosen for s, f in fits.items()}, "seed": args.seed}
+    table = tuning.build_table(fits, features, fallback=args.fallback, provenance=provenance)
+    tuning.write_table(table, Path(args.output))
+    r = tuning.table_regret(table, data)
+    console.print(f"{args.output}: {len(table['entries'])} entries keyed by {', '.join(features)}; on all {len(r)} "
+                  f"workloads of "
+                  f"the dataset (in sample): regret geomean {tuning.geomean(r):.4f}, p95 {np.percentile(r, 95):.4f}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from tucoll.tuning_report import write_report
+
+    report = write_report(args.datasets, Path(args.out), Path(args.table) if args.table else None, seed=args.seed)
+    print(f"{report}: written with its figures")
+    return 0
+
+
 def cmd_docs(args: argparse.Namespace) -> int:
     reg = registry(Build.find(args.build_dir))
     if args.write:
@@ -165,6 +284,88 @@ def parser() -> argparse.ArgumentParser:
     fg.add_argument("--timeout", type=float, help="give up on one simulation after this many seconds")
     fg.set_defaults(func=cmd_figure)
 
+    sw = with_build(sub.add_parser(
+        "sweep", help="benchmark every alltoallv algorithm and parameter over P, sizes and distributions",
+        description="Runs tucoll-bench over a grid (P x max block size S x distribution x every registered alltoallv "
+                    "algorithm with its parameter grid) on this machine (mpirun) or, with --platform, on a simulated "
+                    "one, appending one row per measurement to DATASET (.csv or .csv.gz; resumable: cells already "
+                    "there are skipped). Rows carry the workload's block-size statistics for `tucoll analyze`."))
+    sw.add_argument("dataset", help="CSV file the rows are appended to (.csv.gz compresses)")
+    sw.add_argument("--platform", help="simulate on this platform (uses the SimGrid build); default: this machine")
+    sw.add_argument("--np", required=True, help="comma-separated numbers of ranks, e.g. 64,128,256")
+    sw.add_argument("--ppn", type=int, help="ranks per node (default: the platform's; this machine: all on one node)")
+    sw.add_argument("--mapping", choices=["sequential", "cyclic"], default="sequential")
+    sw.add_argument("--dist", default="uniform;normal;powerlaw",
+                    help="semicolon-separated tucoll-bench distributions (default uniform;normal;powerlaw; "
+                         "file:PATH:scale=F patterns too)")
+    sw.add_argument("--sizes", default="paper",
+                    help="max block sizes S: `paper` (seed 003's 31 levels, 2 B .. 64 KiB) or a list such as 16,1K,64K")
+    sw.add_argument("--grid", choices=["paper", "coarse"], default="paper",
+                    help="parameter grid: paper = radix 2, 4, ..., P with fine steps around 2, sqrt(P) and P, "
+                         "block_count 1, 2, 4, ... and 0 (all); coarse = a few values of each")
+    sw.add_argument("--alg", action="append",
+                    help="restrict to these algorithm names (their whole grid) or exact specs (repeatable)")
+    sw.add_argument("--iters", type=int, default=20, help="timed iterations per cell on this machine (default 20; "
+                                                          "a simulation times one)")
+    sw.add_argument("--sizes-per-run", type=int, default=4, help="sizes per tucoll-bench job (default 4)")
+    sw.add_argument("--timeout", type=float, help="give up on one job after this many seconds (cells recorded as failed)")
+    sw.add_argument("--max-flows", type=int,
+                    help="simulation: leave out specs that keep more point-to-point flows in flight at once (default "
+                         "300000, as tucoll sim; SimGrid 3.32 is slow and can crash well below it)")
+    sw.add_argument("--force", action="store_true", help="simulate all-at-once algorithms even where it takes hours")
+    sw.add_argument("--retry-failed", action="store_true", help="run cells again whose earlier run failed")
+    sw.add_argument("--dry-run", action="store_true", help="count the cells and jobs, run nothing")
+    sw.set_defaults(func=cmd_sweep)
+
+    def with_datasets(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        sp.add_argument("datasets", nargs="+", type=Path, help="sweep datasets (tucoll sweep)")
+        return sp
+
+    an = with_datasets(sub.add_parser(
+        "analyze", help="sensitivity analysis: block-size statistics against time",
+        description="Spearman correlations of the workload's block-size statistics with time, within each (machine, P, "
+                    "algorithm) group; a heat map, a ranked list, the non-redundant features models use and the "
+                    "features tuning tables are keyed by (of those every rank can compute from one allreduce: the best "
+                    "and the best one not redundant with it)."))
+    an.add_argument("--out", default=str(REPO_ROOT / "docs" / "tuning"), help="where correlation.png goes")
+    an.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    an.set_defaults(func=cmd_analyze)
+
+    def with_model_options(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        sp.add_argument("--seed", type=int, default=0, help="seed of the split and the models (default 0)")
+        return sp
+
+    ft = with_model_options(with_datasets(sub.add_parser(
+        "fit", help="fit linear, lasso, ridge, tree, forest and boosting models; MAPE and regret on a test split",
+        description="Predicts log(time) from P, ranks per node, block-size features and the algorithm with its "
+                    "parameters. 70/10/20 train/validation/test split by workload; hyper-parameters chosen on "
+                    "validation MAPE; reported on test: MAPE and the regret of choosing the spec each model predicts "
+                    "fastest, t(chosen)/t(best).")))
+    ft.add_argument("--features", help="`table` (default: the analysis's table features alone, which is what a "
+                                       "table can use), `selected` (every non-redundant statistic), or a list")
+    ft.add_argument("--model", action="append", help="only these families (linear, lasso, ridge, tree, forest, "
+                                                     "boosting; repeatable)")
+    ft.add_argument("--json", action="store_true", help="print mape_test, regret_geomean, regret_p95 and n_test "
+                                                        "per model as JSON")
+    ft.set_defaults(func=cmd_fit)
+
+    tb = with_model_options(with_datasets(sub.add_parser(
+        "table", help="write the lookup table the library's `auto` alltoallv reads",
+        description="Fits the models per source (machine) in the datasets on the runtime features, and writes a "
+                    "table with one entry per (source, P, ranks per node): the spec the chosen model predicts fastest "
+                    "over a grid of the features. Format: docs/TUNING.md.")))
+    tb.add_argument("-o", "--output", required=True, help="the JSON table to write (e.g. tuning/default.json)")
+    tb.add_argument("--features", help="key the table by these (one or two of busiest_mean_block, max_block, "
+                                       "mean_block, comma-separated; default: the analysis's choice)")
+    tb.add_argument("--fallback", default="vendor", help="spec run where the table's choice is invalid (default vendor)")
+    tb.set_defaults(func=cmd_table)
+
+    rp = with_model_options(with_datasets(sub.add_parser(
+        "report", help="one page (Markdown + PNGs) on a sweep, its analysis, the models, their regret and the table")))
+    rp.add_argument("--out", default=str(REPO_ROOT / "docs" / "tuning"), help="directory for REPORT.md and its PNGs")
+    rp.add_argument("--table", help="a tuning table to show and measure (e.g. tuning/default.json)")
+    rp.set_defaults(func=cmd_report)
+
     doc = with_build(sub.add_parser("docs", help="the registry's algorithm table as Markdown"))
     group = doc.add_mutually_exclusive_group()
     group.add_argument("--write", metavar="FILE", help="replace the generated table in FILE")
@@ -181,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         parser().error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         return args.func(args)
-    except (BenchError, FileNotFoundError, RuntimeError) as err:
+    except (BenchError, FileNotFoundError, RuntimeError, ValueError) as err:
         print(f"tucoll: {err}", file=sys.stderr)
         return 2
     except subprocess.TimeoutExpired as err:

@@ -9,12 +9,10 @@ serves the TuNA-vs-vendor figure).
 
 from __future__ import annotations
 
-import fcntl
 import io
 import subprocess
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from tucoll import sim  # noqa: E402
+from tucoll import sim, store  # noqa: E402
 from tucoll.build import REPO_ROOT, Build  # noqa: E402
 
 FIGURE_DIR = REPO_ROOT / "docs" / "figures"
@@ -94,47 +92,16 @@ class Figure:
 
 # --------------------------------------------------------------------------------------- store
 
-@contextmanager
-def locked_store():
-    """Serializes writers (two figures may run side by side, one per core)."""
-    STORE.parent.mkdir(parents=True, exist_ok=True)
-    with open(STORE.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 def load_store() -> pd.DataFrame:
-    if not STORE.is_file():
-        return pd.DataFrame(columns=KEY)
-    return pd.read_csv(STORE, dtype={"params": str, "ok": str, "path": str, "requested": str},
-                       keep_default_na=False)
+    return store.load(STORE, KEY)
 
 
 def append_rows(rows: pd.DataFrame) -> None:
-    """Appends in the file's column order; columns it lacks are added at the end (older rows
-    then have empty cells there), so the order of existing columns never changes."""
-    with locked_store():
-        if not STORE.is_file():
-            rows.to_csv(STORE, index=False)
-            return
-        header = pd.read_csv(STORE, nrows=0).columns.tolist()
-        extra = [c for c in rows.columns if c not in header]
-        if extra:
-            old = pd.read_csv(STORE, dtype=str, keep_default_na=False)
-            for column in extra:
-                old[column] = ""
-            old.to_csv(STORE, index=False)
-            header += extra
-        rows.reindex(columns=header).to_csv(STORE, mode="a", header=False, index=False)
+    store.append(STORE, rows)
 
 
-def done_keys(store: pd.DataFrame) -> set[tuple]:
-    if store.empty:
-        return set()
-    return set(store[KEY].itertuples(index=False, name=None))
+def done_keys(frame: pd.DataFrame) -> set[tuple]:
+    return store.keys(frame, KEY)
 
 
 # ----------------------------------------------------------------------------------- running

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 
 #include "core/context.h"
 #include "core/registry.h"
@@ -35,13 +36,29 @@ struct Call {
     char *rbuf;
     const int64_t *rcounts;
     const int64_t *rdispls;
+    // M, the largest block any rank sends, when the caller already reduced it (`auto` does);
+    // -1 otherwise. Lets TuNA skip its own MPI_Allreduce.
+    int64_t known_max_block = -1;
 };
 
 using RunFn = int (*)(Context &ctx, const Call &call, const Params &params, CallStats &stats);
 
+// What a meta-algorithm decided: the entry to run, M when it was reduced on the way, and a note
+// for the statistics' path.
+struct Choice {
+    Selection selection;
+    int64_t known_max_block = -1;
+    std::string note;
+};
+
+// A meta-algorithm (`auto`) chooses another entry at run time, identically on every rank;
+// `type_size` is the size of the datatype the send counts are in.
+using ChooseFn = int (*)(Context &ctx, const TypedArgs &args, int64_t type_size, Choice *out);
+
 struct Algorithm : AlgorithmInfo {
     RunFn run = nullptr;
-    bool typed = false;  // runs on the user's typed arguments; no byte view is built
+    ChooseFn choose = nullptr;  // set for meta-algorithms, which have no run function
+    bool typed = false;         // runs on the user's typed arguments; no byte view is built
 };
 
 const Registry<Algorithm> &registry();
@@ -57,5 +74,6 @@ Algorithm bruck2_algorithm();
 Algorithm tuna_algorithm();
 Algorithm tuna_coalesced_algorithm();
 Algorithm tuna_staggered_algorithm();
+Algorithm auto_algorithm();
 
 }  // namespace tucoll::alltoallv

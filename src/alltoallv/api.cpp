@@ -17,6 +17,8 @@ struct Prepared {
     TypeInfo recv_type;
     bool in_place = false;
     Selection selection;
+    int64_t known_max_block = -1;  // M, when a meta-algorithm already reduced it
+    std::string note;              // what a meta-algorithm says about its choice
 };
 
 int check_arguments(Context &ctx, const TypedArgs &a, Prepared *prep) {
@@ -117,8 +119,9 @@ int run_bytes(Context &ctx, const Algorithm &alg, const TypedArgs &a, const Prep
                                : send.packed                 ? "packed send"
                                : recv.packed                 ? "packed recv"
                                                              : "direct";
+    if (!prep.note.empty()) stats.path = prep.note + "; " + stats.path;
     const Call call{a, send.base, send.counts->data(), send.displs->data(),
-                    recv.base, recv.counts->data(), recv.displs->data()};
+                    recv.base, recv.counts->data(), recv.displs->data(), prep.known_max_block};
     TUCOLL_TRY(alg.run(ctx, call, prep.selection.params, stats));
     if (recv.packed) {
         TUCOLL_TRY(unpack_blocks(recv.base, recv.displs->data(), a.recvbuf, a.recvtype, prep.recv_type,
@@ -137,13 +140,20 @@ int run(const char *spec, const TypedArgs &a) {
     if (global_checks_enabled()) rc = agree_on_error(*ctx, rc, kFn);
     if (rc != MPI_SUCCESS) return rc;
 
+    if (const ChooseFn choose = registry()[prep.selection.index].choose) {
+        Choice choice;
+        TUCOLL_TRY(prefix_error(choose(*ctx, a, prep.send_type.size, &choice), std::string(kFn) + ": "));
+        prep.selection = std::move(choice.selection);
+        prep.known_max_block = choice.known_max_block;
+        prep.note = std::move(choice.note);
+    }
     const Algorithm &alg = registry()[prep.selection.index];
     CallStats &stats = ctx->stats();
     stats.reset("alltoallv");
     stats.algorithm = prep.selection.spec;
     if (alg.typed) {
-        stats.path = "typed";
-        const Call call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+        stats.path = prep.note.empty() ? "typed" : prep.note + "; typed";
+        const Call call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, prep.known_max_block};
         return alg.run(*ctx, call, prep.selection.params, stats);
     }
     return run_bytes(*ctx, alg, a, prep, stats);

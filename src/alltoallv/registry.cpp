@@ -4,7 +4,7 @@
 namespace tucoll::alltoallv {
 
 const Registry<Algorithm> &registry() {
-    static const Registry<Algorithm> instance("alltoallv", "TUCOLL_ALLTOALLV", "vendor",
+    static const Registry<Algorithm> instance("alltoallv", "TUCOLL_ALLTOALLV", "auto",
                                               {
                                                   vendor_algorithm(),
                                                   linear_algorithm(),
@@ -16,6 +16,7 @@ const Registry<Algorithm> &registry() {
                                                   tuna_algorithm(),
                                                   tuna_coalesced_algorithm(),
                                                   tuna_staggered_algorithm(),
+                                                  auto_algorithm(),
                                               });
     return instance;
 }

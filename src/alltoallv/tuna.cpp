@@ -11,6 +11,10 @@
 namespace tucoll::alltoallv {
 
 int global_max_block(Context &ctx, const Call &call, int64_t *out) {
+    if (call.known_max_block >= 0) {
+        *out = call.known_max_block;
+        return MPI_SUCCESS;
+    }
     int64_t local = 0;
     for (int i = 0; i < ctx.size(); ++i) local = std::max(local, call.scounts[i]);
     TUCOLL_MPI(MPI_Allreduce(&local, out, 1, MPI_INT64_T, MPI_MAX, ctx.comm()));

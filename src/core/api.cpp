@@ -34,6 +34,7 @@ nlohmann::ordered_json registry_as_json() {
                                   {"summary", alg.summary},
                                   {"constraints", alg.constraints},
                                   {"at_once", alg.at_once},
+                                  {"meta", alg.meta},
                                   {"params", params}});
         }
         collectives[reg->collective()] = {

@@ -60,4 +60,8 @@ const char *error_string(int code) {
     return last_error.scratch.c_str();
 }
 
+std::string last_message(int code) {
+    return code == last_error.code && !last_error.message.empty() ? last_error.message : mpi_text(code);
+}
+
 }  // namespace tucoll

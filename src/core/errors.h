@@ -23,6 +23,10 @@ int mpi_fail(int code, const char *call);
 // The detailed message for `code` if it is this thread's last failure, else MPI's text.
 const char *error_string(int code);
 
+// This thread's last failure message as recorded (no "tucoll: " prefix), if its code is `code`;
+// else MPI's text for `code`.
+std::string last_message(int code);
+
 }  // namespace tucoll
 
 // Evaluates an MPI call and returns a tucoll error from the enclosing function if it failed.

@@ -67,6 +67,9 @@ struct AlgorithmInfo {
     // "param:NAME" (NAME per batch, 0 = all), "unknown" (vendor). Simulation tools use it to
     // refuse runs whose concurrent flows would take hours to simulate.
     std::string at_once = "1";
+    // A meta-algorithm (`auto`) runs no schedule of its own: it picks another entry at run time.
+    // Benchmarks compare it with the others; sweeps and tuning tables leave it out.
+    bool meta = false;
 };
 
 // The canonical spec string of a resolved choice: "name" or "name:k=v,...".

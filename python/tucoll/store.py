@@ -1,0 +1,62 @@
+"""Append-only CSV stores of measurements, shared by `tucoll figure` and `tucoll sweep`.
+
+A store is one CSV file (optionally gzip-compressed: `.csv.gz`) that only ever grows: rows are
+appended after each run, columns the file lacks are added at the end (older rows then have empty
+cells there), and the order of existing columns never changes. A key (a list of columns) names one
+measurement; a run measures only the keys the store does not hold yet, so it resumes where an
+interrupted one stopped.
+"""
+
+from __future__ import annotations
+
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+
+# Columns kept as text even when they look numeric ("radix=4", "1", "-").
+TEXT_COLUMNS = {"params": str, "ok": str, "path": str, "requested": str, "chosen": str, "failed": str}
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Serializes writers (two runs may share a store, one per core)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def load(path: Path, key: list[str]) -> pd.DataFrame:
+    if not path.is_file():
+        return pd.DataFrame(columns=key)
+    return pd.read_csv(path, dtype=TEXT_COLUMNS, keep_default_na=False, low_memory=False)
+
+
+def append(path: Path, rows: pd.DataFrame) -> None:
+    """Appends `rows` in the file's column order, adding the columns it lacks at the end."""
+    with locked(path):
+        if not path.is_file():
+            rows.to_csv(path, index=False)
+            return
+        header = pd.read_csv(path, nrows=0).columns.tolist()
+        extra = [c for c in rows.columns if c not in header]
+        if extra:
+            old = pd.read_csv(path, dtype=str, keep_default_na=False)
+            for column in extra:
+                old[column] = ""
+            old.to_csv(path, index=False)
+            header += extra
+        rows.reindex(columns=header).to_csv(path, mode="a", header=False, index=False)
+
+
+def keys(frame: pd.DataFrame, key: list[str]) -> set[tuple]:
+    """The keys a frame holds."""
+    if frame.empty:
+        return set()
+    return set(frame[key].itertuples(index=False, name=None))

@@ -1,0 +1,305 @@
+"""`tucoll sweep`: time every alltoallv algorithm and parameter choice over a grid of P, block sizes
+and distributions, on this machine (mpirun) or on a simulated platform (`tucoll sim`).
+
+The dataset is an append-only CSV (`.csv` or `.csv.gz`, see tucoll.store) with one row per
+(where, P, ranks per node, mapping, distribution, size, spec): tucoll-bench's columns, among them
+the workload's block-size statistics, plus where it ran. A sweep runs only the cells the dataset
+lacks, so an interrupted one resumes. Cells whose run failed (a simulator crash, a timeout) are
+stored with the reason in `failed` and are not retried unless --retry-failed.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import subprocess
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from itertools import product
+from pathlib import Path
+
+import pandas as pd
+
+from tucoll import sim, store
+from tucoll.bench import BenchError, BenchRun, run_bench
+from tucoll.bench import registry as bench_registry
+from tucoll.build import Build
+
+# Max block sizes S of seed 003's benchmark: 31 levels from 2 B to 64 KiB (the powers of two and
+# the points half-way between them on a log scale, 3 * 2^k).
+PAPER_SIZES = sorted({2 ** k for k in range(1, 17)} | {3 * 2 ** k for k in range(0, 15)})
+
+KEY = ["source", "nprocs", "ppn", "mapping", "dist", "requested_size", "requested"]
+LOCAL = "local"
+
+
+# ------------------------------------------------------------------------------- the grid
+
+def bound_value(text: str, nprocs: int, ppn: int) -> int | None:
+    """A registry bound ("2", "P", "Q", "P-1", "inf") at this P and Q; None when unbounded."""
+    if text == "inf":
+        return None
+    base, sign, offset = text[0], 0, 0
+    if base in "PQ":
+        value = nprocs if base == "P" else ppn
+        if len(text) > 1:
+            sign = 1 if text[1] == "+" else -1
+            offset = int(text[2:])
+        return value + sign * offset
+    return int(text)
+
+
+def radix_values(lo: int, hi: int, grid: str) -> list[int]:
+    """Radices 2, 4, ..., hi; the paper grid adds fine steps around 2, sqrt(hi) and hi, the coarse
+    one keeps 2, 4, the power of two nearest sqrt(hi), four times that, and hi."""
+    root = math.sqrt(hi)
+    if grid == "coarse":
+        near_root = 2 ** round(math.log2(max(root, 2)))
+        values = {2, 4, near_root, 4 * near_root, hi}
+    else:
+        powers = {2 ** k for k in range(1, max(1, hi).bit_length() + 1)}
+        values = powers | {3, round(root) - 1, round(root), round(root) + 1, hi - 1, hi}
+    return sorted(v for v in values if lo <= v <= hi)
+
+
+def batch_values(lo: int, peers: int, grid: str) -> list[int]:
+    """Batch sizes (block_count): 1, 2, 4, ... below the number of peers, and 0 = all at once."""
+    values = {1, 8} if grid == "coarse" else {2 ** k for k in range(0, max(1, peers).bit_length() + 1)}
+    return sorted(v for v in values if lo <= v < peers) + ([0] if lo <= 0 else [])
+
+
+def parameter_values(alg: dict, param: dict, nprocs: int, ppn: int, grid: str) -> list[int]:
+    lo = bound_value(param["min"], nprocs, ppn)
+    hi = bound_value(param["max"], nprocs, ppn)
+    if param["name"] == "radix":
+        return radix_values(lo, max(lo, hi), grid)
+    if param["name"] == "block_count":
+        # Node-aware algorithms (a parameter bounded by Q) batch their inter-node messages over
+        # nodes (seed 003: batch sizes 1 .. number of nodes); the flat ones over the P-1 peers.
+        node_aware = any(p["max"].startswith("Q") for p in alg["params"])
+        return batch_values(lo, math.ceil(nprocs / ppn) if node_aware else nprocs - 1, grid)
+    # A parameter this grid does not know: its default, and its bounds when they are finite.
+    return sorted({v for v in (lo, param["default"], hi) if v is not None})
+
+
+def algorithm_specs(registry: dict, nprocs: int, ppn: int, grid: str = "paper",
+                    only: Iterable[str] | None = None) -> list[str]:
+    """Every alltoallv algorithm of the registry (meta-algorithms such as auto excepted) with
+    every combination of its parameters' grid values, as spec strings. `only` keeps the given
+    names, or exact specs (which are taken as given)."""
+    wanted = list(only or [])
+    specs: list[str] = [w for w in wanted if ":" in w]
+    names = {w for w in wanted if ":" not in w}
+    for alg in registry["collectives"]["alltoallv"]["algorithms"]:
+        if alg.get("meta") or (wanted and alg["name"] not in names):
+            continue
+        if not alg["params"]:
+            specs.append(alg["name"])
+            continue
+        grids = [parameter_values(alg, p, nprocs, ppn, grid) for p in alg["params"]]
+        for combo in product(*grids):
+            specs.append(alg["name"] + ":" + ",".join(f"{p['name']}={v}" for p, v in zip(alg["params"], combo)))
+    return list(dict.fromkeys(specs))
+
+
+# ----------------------------------------------------------------------------- where it runs
+
+@dataclass
+class Target:
+    """This machine (`local`, mpirun) or a simulated platform."""
+
+    build: Build
+    platform: sim.Platform | None = None
+    ppn: int | None = None
+    mapping: str = "sequential"
+    iters: int = 20
+    timeout: float | None = None
+    force: bool = False
+    max_flows: int = sim.MAX_CONCURRENT_FLOWS
+
+    @property
+    def source(self) -> str:
+        return self.platform.name if self.platform else LOCAL
+
+    def ranks_per_node(self, nprocs: int) -> int:
+        if self.ppn:
+            return min(self.ppn, nprocs)
+        return min(self.platform.ranks_per_node, nprocs) if self.platform else nprocs
+
+    def registry(self) -> dict:
+        return sim.registry(self.build) if self.platform else bench_registry(self.build)
+
+    def refused(self, spec: str, nprocs: int) -> bool:
+        """Specs whose all-at-once traffic is too much to simulate at this P (see sim.check_flows)."""
+        if not self.platform or self.force:
+            return False
+        return sim.concurrent_flows(self.registry(), "alltoallv", spec, nprocs) > self.max_flows
+
+    def run(self, nprocs: int, dist: str, sizes: list[int], specs: list[str]) -> pd.DataFrame:
+        """One tucoll-bench job: `specs` interleaved at each of `sizes`; the bench's rows."""
+        args = [a for spec in specs for a in ("--alg", spec)]
+        args += ["--sizes", ",".join(map(str, sizes)), "--dist", dist]
+        ppn = self.ranks_per_node(nprocs)
+        if self.platform:
+            run = sim.SimRun(self.platform, nprocs, ppn, self.mapping, self.platform.vendor,
+                             ["alltoallv", *args, "--format", "csv"],
+                             shared_buffers=True, check=False)
+            proc = sim.simulate(self.build, run, force=self.force, timeout=self.timeout)
+            text = sim.relabel_mapping(proc.stdout, self.mapping)
+            return pd.read_csv(io.StringIO(text), dtype=store.TEXT_COLUMNS, keep_default_na=False)
+        args += ["--iters", str(self.iters), "--check", "--mapping", self.mapping, "--ppn", str(ppn)]
+        return run_bench(self.build, BenchRun("alltoallv", nprocs, args), timeout=self.timeout)
+
+
+# -------------------------------------------------------------------------------- the sweep
+
+@dataclass
+class Cell:
+    nprocs: int
+    dist: str
+    size: int
+    spec: str
+
+
+@dataclass
+class Sweep:
+    dataset: Path
+    target: Target
+    nprocs: list[int]
+    dists: list[str]
+    sizes: list[int]
+    grid: str = "paper"
+    only: list[str] = field(default_factory=list)
+    sizes_per_run: int = 4
+    retry_failed: bool = False
+
+    def key(self, cell: Cell) -> tuple:
+        return (self.target.source, cell.nprocs, self.target.ranks_per_node(cell.nprocs), self.target.mapping,
+                cell.dist, cell.size, cell.spec)
+
+    def cells(self) -> tuple[list[Cell], list[str]]:
+        """Every cell of the grid, and notes on specs left out (refused by the simulator)."""
+        registry = self.target.registry()
+        cells, notes = [], []
+        for nprocs in self.nprocs:
+            ppn = self.target.ranks_per_node(nprocs)
+            specs = algorithm_specs(registry, nprocs, ppn, self.grid, self.only)
+            refused = [s for s in specs if self.target.refused(s, nprocs)]
+            if refused:
+                notes.append(f"P={nprocs}: {len(refused)} specs left out, more than {self.target.max_flows:,} flows "
+                             f"at once (--max-flows, --force): {', '.join(refused[:4])}"
+                             f"{' ...' if len(refused) > 4 else ''}")
+            for dist, size, spec in product(self.dists, self.sizes, [s for s in specs if s not in refused]):
+                cells.append(Cell(nprocs, dist, size, spec))
+        return cells, notes
+
+    def pending(self, cells: list[Cell]) -> list[Cell]:
+        data = store.load(self.dataset, KEY)
+        if self.retry_failed and "failed" in data.columns:
+            data = data[data["failed"] == ""]
+        done = store.keys(data, KEY)
+        return [c for c in cells if self.key(c) not in done]
+
+    def jobs(self, pending: list[Cell]) -> list[tuple[int, str, list[int], list[str]]]:
+        """Pending cells grouped into bench runs: per (P, distribution), a few sizes at a time."""
+        groups: dict[tuple[int, str], list[Cell]] = {}
+        for c in pending:
+            groups.setdefault((c.nprocs, c.dist), []).append(c)
+        jobs = []
+        for (nprocs, dist), group in groups.items():
+            sizes = sorted({c.size for c in group})
+            for i in range(0, len(sizes), self.sizes_per_run):
+                chunk = sizes[i:i + self.sizes_per_run]
+                specs = list(dict.fromkeys(c.spec for c in group if c.size in chunk))
+                jobs.append((nprocs, dist, chunk, specs))
+        return jobs
+
+    def record(self, nprocs: int, dist: str, sizes: list[int], specs: list[str], rows: pd.DataFrame,
+               wall: float, failed: str = "") -> int:
+        """Stores the rows of one job (or, for a failed one, a row per cell with the reason)."""
+        if failed:
+            rows = pd.DataFrame([{"collective": "alltoallv", "algorithm": s.split(":")[0],
+                                  "params": s.partition(":")[2], "nprocs": nprocs, "dist": dist, "size": size}
+                                 for size in sizes for s in specs])
+        elif len(rows) != len(sizes) * len(specs):
+            raise BenchError(f"expected {len(sizes) * len(specs)} rows, got {len(rows)}")
+        # tucoll-bench prints sizes in turn and, within a size, the algorithms in --alg order.
+        rows.insert(0, "requested", [s for _ in sizes for s in specs])
+        rows.insert(0, "simulated", int(self.target.platform is not None))
+        rows.insert(0, "source", self.target.source)
+        rows["requested_size"] = [size for size in sizes for _ in specs]
+        rows["ppn"] = self.target.ranks_per_node(nprocs)
+        rows["mapping"] = self.target.mapping
+        rows["dist"] = dist
+        rows["wall_s"] = round(wall, 2)
+        rows["failed"] = failed
+        store.append(self.dataset, rows)
+        return len(rows)
+
+    def run_job(self, nprocs: int, dist: str, sizes: list[int], specs: list[str],
+                log: Callable[[str], None]) -> int:
+        """Runs one job; a crashed simulation is split in halves until the failing spec is found."""
+        started = time.monotonic()
+        try:
+            rows = self.target.run(nprocs, dist, sizes, specs)
+        except subprocess.TimeoutExpired:
+            log(f"P={nprocs} {dist} sizes {sizes}: gave up after {self.target.timeout:.0f} s; recorded as failed")
+            return self.record(nprocs, dist, sizes, specs, pd.DataFrame(), time.monotonic() - started,
+                               failed=f"timeout after {self.target.timeout:.0f} s")
+        except (sim.SimError, BenchError) as err:
+            if len(specs) > 1:
+                half = len(specs) // 2
+                return (self.run_job(nprocs, dist, sizes, specs[:half], log) +
+                        self.run_job(nprocs, dist, sizes, specs[half:], log))
+            lines = str(err).splitlines()
+            reason = next((line.strip() for line in lines[1:]
+                           if "CRITICAL" in line or "Segmentation" in line or "tucoll-bench:" in line), lines[0])[:200]
+            log(f"P={nprocs} {dist} sizes {sizes} {specs[0]}: failed ({reason}); recorded as failed")
+            return self.record(nprocs, dist, sizes, specs, pd.DataFrame(), time.monotonic() - started,
+                               failed=reason)
+        return self.record(nprocs, dist, sizes, specs, rows, time.monotonic() - started)
+
+
+def parse_sizes(text: str) -> list[int]:
+    """`paper` (seed 003's 31 levels) or a comma-separated list with optional K/M suffixes."""
+    if text == "paper":
+        return list(PAPER_SIZES)
+    units = {"K": 1 << 10, "M": 1 << 20}
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        out.append(int(item[:-1]) * units[item[-1].upper()] if item[-1].upper() in units else int(item))
+    return out
+
+
+def run_sweep(sweep: Sweep, console, dry_run: bool = False) -> int:
+    """Runs what the dataset lacks, with a progress bar and a time estimate; returns rows added."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+        TimeRemainingColumn
+
+    cells, notes = sweep.cells()
+    for note in notes:
+        console.print(f"[yellow]{note}")
+    pending = sweep.pending(cells)
+    jobs = sweep.jobs(pending)
+    console.print(f"{sweep.target.source}: {len(cells)} cells in the grid, {len(cells) - len(pending)} already in "
+                  f"{sweep.dataset}, {len(pending)} to run in {len(jobs)} bench jobs")
+    if dry_run or not jobs:
+        return 0
+    added = 0
+    started = time.monotonic()
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("eta"), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task("cells", total=len(pending))
+        for i, (nprocs, dist, sizes, specs) in enumerate(jobs, 1):
+            progress.update(task, description=f"P={nprocs} {dist} S={sizes[0]}..{sizes[-1]}")
+            added += sweep.run_job(nprocs, dist, sizes, specs, lambda text: progress.console.print(text))
+            progress.update(task, completed=added)
+            if not console.is_terminal:  # a log file sees no bar: one line per job, with the estimate
+                elapsed = time.monotonic() - started
+                eta = elapsed / max(added, 1) * (len(pending) - added)
+                console.print(f"[{i}/{len(jobs)}] P={nprocs} {dist} sizes {sizes[0]}..{sizes[-1]}: {added}/"
+                              f"{len(pending)} cells, {elapsed / 60:.1f} min, about {eta / 60:.0f} min left")
+    return added

@@ -1,0 +1,210 @@
+"""The autotuner: sweep grid and dataset schema, the split, model fitting on a synthetic dataset,
+and tables that the library reads back exactly as the Python lookup does."""
+
+import io
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tucoll import sweep, tuning
+from tucoll.bench import BenchRun, registry, run_bench
+
+
+def tucoll(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "tucoll", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+# ------------------------------------------------------------------------------------- grid
+
+def test_paper_sizes_are_seed_003s_31_levels():
+    assert len(sweep.PAPER_SIZES) == 31
+    assert sweep.PAPER_SIZES[0] == 2 and sweep.PAPER_SIZES[-1] == 64 * 1024
+    assert all(b > a for a, b in zip(sweep.PAPER_SIZES, sweep.PAPER_SIZES[1:]))
+
+
+def test_grid_covers_every_algorithm_within_its_bounds(build):
+    reg = registry(build)
+    algorithms = reg["collectives"]["alltoallv"]["algorithms"]
+    for nprocs, ppn in ((16, 16), (64, 32), (1024, 32)):
+        specs = sweep.algorithm_specs(reg, nprocs, ppn, "paper")
+        names = {s.split(":")[0] for s in specs}
+        assert names == {a["name"] for a in algorithms if not a["meta"]}
+        assert "auto" not in names
+        for spec in specs:
+            _, params = tuning.spec_parts(spec)
+            if "radix" in params:
+                hi = ppn if spec.startswith("tuna_") else nprocs
+                assert 2 <= params["radix"] <= hi, spec
+            if "block_count" in params:
+                assert params["block_count"] >= 0
+        radices = {tuning.spec_parts(s)[1]["radix"] for s in specs if s.startswith("tuna:")}
+        root = round(math.sqrt(nprocs))
+        assert {2, 3, root - 1, root, root + 1, nprocs - 1, nprocs} <= radices  # fine steps around 2, sqrt P, P
+        assert len(specs) == len(set(specs))
+    coarse = sweep.algorithm_specs(reg, 256, 32, "coarse")
+    assert len(coarse) < len(sweep.algorithm_specs(reg, 256, 32, "paper"))
+    exact = "tuna_coalesced:radix=2,block_count=1"
+    assert sweep.algorithm_specs(reg, 8, 8, "paper", only=["tuna", exact]) == \
+        [exact] + [s for s in sweep.algorithm_specs(reg, 8, 8, "paper") if s.startswith("tuna:")]
+
+
+def test_sizes_parse():
+    assert sweep.parse_sizes("paper") == sweep.PAPER_SIZES
+    assert sweep.parse_sizes("16,1K,2M") == [16, 1024, 2 << 20]
+
+
+# --------------------------------------------------------------------------------- a sweep
+
+def test_local_sweep_writes_the_schema_and_resumes(build, tmp_path):
+    dataset = tmp_path / "local.csv.gz"
+    args = ["sweep", dataset, "--np", "3", "--dist", "uniform;powerlaw", "--sizes", "16,256", "--alg", "vendor",
+            "--alg", "tuna:radix=2", "--iters", "3", "--build-dir", build.root]
+    first = tucoll(*args)
+    assert first.returncode == 0, first.stderr
+    assert "8 rows added" in first.stdout
+    data = pd.read_csv(dataset, dtype=str, keep_default_na=False)
+    for column in sweep.KEY + tuning.STATS + ["median_us", "ok", "failed", "wall_s", "chosen", "simulated"]:
+        assert column in data.columns, column
+    assert set(data["source"]) == {"local"} and set(data["ppn"]) == {"3"}
+    assert set(data["ok"]) == {"1"} and set(data["failed"]) == {""}
+    loaded = tuning.load([dataset])
+    assert len(loaded) == 8 and loaded["config"].nunique() == 4
+    # The statistics are those of the workload: powerlaw's mean block is far below its largest.
+    power = loaded[loaded["dist"] == "powerlaw"].iloc[0]
+    assert power["max_block"] > 3 * power["mean_block"]
+    second = tucoll(*args)
+    assert second.returncode == 0 and "0 rows added" in second.stdout, second.stdout
+
+
+# ------------------------------------------------------------------------ synthetic models
+
+SPECS = ["vendor", "tuna:radix=2", "tuna:radix=8", "scattered:block_count=4"]
+
+
+def synthetic(n_sizes=24, seed=3) -> pd.DataFrame:
+    """Times from an alpha-beta model: radix 2 wins small blocks, radix 8 the middle, the vendor
+    large ones; max_block separates two distributions with equal means."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for nprocs in (16, 32, 64):
+        for dist, skew in (("flat", 1.0), ("peaky", 8.0)):
+            for k in range(n_sizes):
+                size = 2.0 ** (1 + k * 15 / n_sizes)
+                mean = size / 2
+                for spec in SPECS:
+                    name, params = tuning.spec_parts(spec)
+                    lat = {"vendor": nprocs, "tuna": params.get("radix", 2) * math.log(nprocs, params.get("radix", 2)),
+                           "scattered": nprocs / 2}[name]
+                    beta = {"vendor": 1.0, "tuna": math.log2(nprocs) / math.log2(params.get("radix", 2)),
+                            "scattered": 1.3}[name] * (skew if name == "tuna" else 1.0)
+                    t = 2.0 * lat + 0.01 * beta * mean * nprocs
+                    rows.append({"source": "synthetic", "nprocs": nprocs, "ppn": 16, "mapping": "sequential",
+                                 "dist": dist, "requested_size": int(size), "requested": spec, "ok": "-",
+                                 "median_us": t * rng.uniform(0.99, 1.01), "failed": "",
+                                 "max_block": size * skew, "mean_block": mean, "busiest_mean_block": mean * 1.1,
+                                 "median_block": mean, "std_block": mean / 3 * skew, "skew_block": skew - 1,
+                                 "zero_share": 0.0, "total_bytes": mean * nprocs * nprocs, "rank_imbalance": 1.1})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture()
+def synthetic_dataset(tmp_path):
+    path = tmp_path / "synthetic.csv"
+    synthetic().to_csv(path, index=False)
+    return path
+
+
+def test_split_is_70_10_20_by_workload(synthetic_dataset):
+    data = tuning.load([synthetic_dataset])
+    masks = tuning.split_configs(data, seed=0)
+    total = data["config"].nunique()
+    counts = {k: data[m]["config"].nunique() for k, m in masks.items()}
+    assert sum(counts.values()) == total
+    assert abs(counts["train"] - 0.7 * total) <= 1 and abs(counts["test"] - 0.2 * total) <= 1
+    for a in masks:
+        for b in masks:
+            if a < b:
+                assert not set(data[masks[a]]["config"]) & set(data[masks[b]]["config"])
+    # Seeded: the same split every time.
+    again = tuning.split_configs(data, seed=0)
+    assert all((masks[k] == again[k]).all() for k in masks)
+
+
+def test_analysis_finds_the_feature_that_separates_workloads(synthetic_dataset):
+    analysis = tuning.analyze(tuning.load([synthetic_dataset]))
+    assert analysis.table_features[0] in tuning.RUNTIME_FEATURES
+    assert set(analysis.table_features) <= set(tuning.RUNTIME_FEATURES)
+    assert analysis.ranking["abs_rho"].is_monotonic_decreasing
+    assert analysis.correlation.shape[0] == analysis.correlation.shape[1]
+
+
+def test_fit_reports_every_model_and_trees_choose_well(synthetic_dataset):
+    data = tuning.load([synthetic_dataset])
+    fit = tuning.fit(data, ["mean_block", "max_block"], seed=0)
+    assert set(fit.results) == {"linear", "lasso", "ridge", "tree", "forest", "boosting"}
+    for r in fit.results.values():
+        assert r.n_test == int(fit.masks["test"].sum()) and r.regret_geomean >= 1.0
+        assert r.regret_max >= r.regret_p95 and r.regret_max >= r.regret_geomean
+    # The model is log-linear in P and piecewise in size: tree ensembles should beat a linear fit.
+    assert min(fit.results[m].mape_test for m in ("tree", "forest", "boosting")) < fit.results["linear"].mape_test
+    assert fit.results["boosting"].mape_test < 25
+    assert fit.results[fit.chosen].regret_geomean < 1.05
+    summary = fit.summary()
+    assert {"mape_test", "regret_geomean", "regret_p95", "n_test"} <= set(summary["models"]["tree"])
+
+
+def test_fit_json_command(synthetic_dataset):
+    proc = tucoll("fit", synthetic_dataset, "--json", "--model", "tree", "--model", "linear")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert set(out["models"]) == {"tree", "linear"}
+    assert out["models"]["tree"]["n_test"] > 0
+
+
+# --------------------------------------------------------------------------- table round trip
+
+def test_table_is_what_the_library_reads(build, synthetic_dataset, tmp_path):
+    """A table from the synthetic data, rescaled to P = 4 on one node, is read by the library:
+    `auto` runs what the Python lookup says for each workload."""
+    data = tuning.load([synthetic_dataset])
+    data = data[data["nprocs"] == 16].copy()
+    data["nprocs"], data["ppn"] = 4, 4
+    data["config"] = data[tuning.CONFIG].astype(str).agg("|".join, axis=1)
+    features = ["mean_block", "max_block"]
+    fit = tuning.fit(data.reset_index(drop=True), features, seed=0, families=["tree"])
+    table = tuning.build_table({"synthetic": fit}, features)
+    path = tmp_path / "table.json"
+    tuning.write_table(table, path)
+    assert json.loads(path.read_text())["entries"][0]["nprocs"] == 4
+    specs = set()
+    for dist, size in (("uniform", 16), ("uniform", 4096), ("powerlaw", 65536), ("onehuge", 64)):
+        rows = run_bench(build, BenchRun("alltoallv", 4, ["--alg", "auto", "--dist", dist, "--size", str(size),
+                                                            "--iters", "2", "--check"],
+                                         env={"TUCOLL_TUNING_FILE": str(path)}))
+        row = rows.iloc[0]
+        expected = tuning.lookup(table, 4, 4, [float(row[f]) for f in features])
+        assert row["ok"] == "1"
+        assert row["chosen"] == expected, (dist, size, row["path"])
+        assert f"P=4 Q=4 mean_block=" in row["path"]
+        specs.add(row["chosen"])
+    assert len(specs) >= 2, "the workloads should reach different rules"
+
+
+def test_table_command_and_report(synthetic_dataset, tmp_path):
+    out = tmp_path / "t.json"
+    proc = tucoll("table", synthetic_dataset, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    table = json.loads(out.read_text())
+    assert table["format"] == "tucoll-tuning-table" and table["version"] == 1
+    assert {(e["nprocs"], e["ppn"]) for e in table["entries"]} == {(16, 16), (32, 16), (64, 16)}
+    report = tucoll("report", synthetic_dataset, "--table", out, "--out", tmp_path / "report")
+    assert report.returncode == 0, report.stderr
+    text = (tmp_path / "report" / "REPORT.md").read_text()
+    for png in ("winners.png", "correlation.png", "models-synthetic.png", "table.png"):
+        assert (tmp_path / "report" / png).is_file() and png in text

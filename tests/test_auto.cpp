@@ -1,0 +1,314 @@
+// The tuned alltoallv: tables are parsed strictly and looked up deterministically, `auto` follows
+// the table with a feature every rank computes the same from one allreduce (even when local
+// block sizes differ wildly), falls back consistently, and fails on every rank — never hangs —
+// when ranks cannot agree on a table.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/tuning.h"
+#include "test_util.h"
+#include "tucoll.h"
+
+namespace tucoll::test {
+namespace {
+
+// ---- the table format -------------------------------------------------------------------------
+
+std::string table_text(const std::string &entries, const std::string &features = "\"busiest_mean_block\"",
+                       const std::string &fallback = "vendor") {
+    return "{\"format\": \"tucoll-tuning-table\", \"version\": 1, \"collective\": \"alltoallv\", \"features\": [" +
+           features + "], \"fallback\": \"" + fallback + "\", \"entries\": [" + entries + "]}";
+}
+
+std::string entry(int nprocs, int ppn, const std::string &rules) {
+    return "{\"nprocs\": " + std::to_string(nprocs) + ", \"ppn\": " + std::to_string(ppn) + ", \"rules\": [" + rules +
+           "]}";
+}
+
+int parse(const std::string &text, std::shared_ptr<const TuningTable> *out) {
+    return TuningTable::parse(text, "test", "alltoallv", out);
+}
+
+TEST(TuningTable, ParsesAndLooksUpRules) {
+    std::shared_ptr<const TuningTable> t;
+    ASSERT_EQ(parse(table_text(entry(8, 4, "{\"below\": 10, \"spec\": \"tuna:radix=2\"}, {\"below\": 1000, "
+                                           "\"spec\": \"pairwise\"}, {\"below\": null, \"spec\": \"vendor\"}")),
+                    &t),
+              MPI_SUCCESS)
+        << tucoll_error_string(MPI_ERR_ARG);
+    const TuningTable::Entry *e = t->entry_for(8, 4);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(TuningTable::spec_for(*e, {0}), "tuna:radix=2");
+    EXPECT_EQ(TuningTable::spec_for(*e, {9.99}), "tuna:radix=2");
+    EXPECT_EQ(TuningTable::spec_for(*e, {10}), "pairwise");
+    EXPECT_EQ(TuningTable::spec_for(*e, {1e12}), "vendor");
+    ASSERT_EQ(t->features().size(), 1u);
+    EXPECT_EQ(t->features()[0], TuningFeature::kBusiestMeanBlock);
+    EXPECT_GT(t->fingerprint(), 0);
+}
+
+TEST(TuningTable, NestedRulesSplitTheSecondFeature) {
+    std::shared_ptr<const TuningTable> t;
+    ASSERT_EQ(parse(table_text(entry(8, 4, "{\"below\": 10, \"spec\": \"tuna:radix=2\"}, {\"below\": null, \"rules\": ["
+                                           "{\"below\": 100, \"spec\": \"pairwise\"}, {\"below\": null, \"spec\": \"xor\"}]}"),
+                               "\"mean_block\", \"max_block\""),
+                    &t),
+              MPI_SUCCESS)
+        << tucoll_error_string(MPI_ERR_ARG);
+    const TuningTable::Entry *e = t->entry_for(8, 4);
+    EXPECT_EQ(TuningTable::spec_for(*e, {5, 1000}), "tuna:radix=2");
+    EXPECT_EQ(TuningTable::spec_for(*e, {50, 60}), "pairwise");
+    EXPECT_EQ(TuningTable::spec_for(*e, {50, 6000}), "xor");
+    EXPECT_EQ(t->features()[1], TuningFeature::kMaxBlock);
+}
+
+TEST(TuningTable, NearestEntryIsDeterministic) {
+    std::shared_ptr<const TuningTable> t;
+    const std::string r = "{\"below\": null, \"spec\": \"vendor\"}";
+    ASSERT_EQ(parse(table_text(entry(64, 32, r) + "," + entry(256, 32, r) + "," + entry(16, 16, r) + "," +
+                               entry(4, 4, r)),
+                    &t),
+              MPI_SUCCESS);
+    auto shape = [&](int p, int q) {
+        const TuningTable::Entry *e = t->entry_for(p, q);
+        return std::to_string(e->nprocs) + "/" + std::to_string(e->ppn);
+    };
+    EXPECT_EQ(shape(256, 32), "256/32");
+    EXPECT_EQ(shape(1024, 32), "256/32");  // nearest P on the same node size
+    EXPECT_EQ(shape(128, 32), "64/32");    // a tie between 64 and 256: the smaller
+    EXPECT_EQ(shape(8, 8), "4/4");         // tie between 4/4 and 16/16
+    EXPECT_EQ(shape(12, 12), "16/16");
+    EXPECT_EQ(shape(1, 1), "4/4");
+}
+
+TEST(TuningTable, RejectsMalformedTables) {
+    std::shared_ptr<const TuningTable> t;
+    const std::string ok = "{\"below\": null, \"spec\": \"vendor\"}";
+    const std::vector<std::string> bad = {
+        "not json",
+        "{\"format\": \"other\"}",
+        "{\"format\": \"tucoll-tuning-table\", \"version\": 2, \"collective\": \"alltoallv\"}",
+        table_text(entry(4, 4, ok), "\"median_block\""),
+        table_text(entry(4, 4, ok), ""),
+        table_text(entry(4, 4, ok), "\"max_block\", \"mean_block\", \"busiest_mean_block\""),
+        table_text(entry(4, 4, "{\"below\": null, \"rules\": [" + ok + "]}")),  // nested with one feature
+        table_text(entry(4, 4, "{\"below\": null, \"spec\": \"xor\", \"rules\": [" + ok + "]}"),
+                   "\"max_block\", \"mean_block\""),
+        table_text(entry(0, 4, ok)),
+        table_text(entry(4, 4, "")),
+        table_text(entry(4, 4, "{\"below\": 5, \"spec\": \"vendor\"}")),  // last rule bounded
+        table_text(entry(4, 4, "{\"below\": 5, \"spec\": \"xor\"}, {\"below\": 5, \"spec\": \"vendor\"}, " + ok)),
+        table_text(entry(4, 4, "{\"below\": \"x\", \"spec\": \"vendor\"}")),
+        table_text(entry(4, 4, "{\"below\": null}")),
+    };
+    for (const std::string &text : bad) {
+        EXPECT_EQ(parse(text, &t), MPI_ERR_ARG) << text;
+        EXPECT_NE(std::string(tucoll_error_string(MPI_ERR_ARG)).find("tuning table test"), std::string::npos);
+    }
+    EXPECT_EQ(TuningTable::parse(table_text(entry(4, 4, ok)), "test", "allgather", &t), MPI_ERR_ARG);
+}
+
+// ---- auto at run time ---------------------------------------------------------------------------
+
+// A table file every rank can read, removed at the end of the test; TUCOLL_TUNING_FILE points to
+// it (per rank: `path_for_rank` may differ) while the object lives.
+class TableFile {
+  public:
+    explicit TableFile(const std::string &text, int writer_rank = 0) {
+        char name[64] = "";
+        if (world_rank() == writer_rank) {
+            std::snprintf(name, sizeof name, "/tmp/tucoll-test-table-XXXXXX");
+            const int fd = mkstemp(name);
+            EXPECT_GE(fd, 0);
+            close(fd);
+            std::ofstream(name) << text;
+        }
+        MPI_Bcast(name, sizeof name, MPI_CHAR, writer_rank, MPI_COMM_WORLD);
+        path_ = name;
+        owner_ = world_rank() == writer_rank;
+    }
+    ~TableFile() {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (owner_) std::remove(path_.c_str());
+    }
+    const std::string &path() const { return path_; }
+
+  private:
+    std::string path_;
+    bool owner_ = false;
+};
+
+class ScopedEnv {
+  public:
+    ScopedEnv(const char *name, const std::string &value) : name_(name) {
+        const char *old = std::getenv(name);
+        had_ = old != nullptr;
+        if (had_) old_ = old;
+        setenv(name, value.c_str(), 1);
+    }
+    ~ScopedEnv() {
+        if (had_) setenv(name_, old_.c_str(), 1);
+        else unsetenv(name_);
+    }
+
+  private:
+    const char *name_;
+    bool had_ = false;
+    std::string old_;
+};
+
+// Rank i sends `bytes(i, j)` bytes to rank j; returns true on every rank iff auto ran `expected`
+// on every rank with the vendor's result, and every rank returned MPI_SUCCESS.
+bool auto_runs(const std::function<int(int, int)> &bytes, const std::string &expected) {
+    const int p = world_size(), me = world_rank();
+    std::vector<int> scounts(p), sdispls(p), rcounts(p), rdispls(p);
+    int s = 0, r = 0;
+    for (int j = 0; j < p; ++j) {
+        scounts[j] = bytes(me, j);
+        sdispls[j] = s;
+        s += scounts[j];
+        rcounts[j] = bytes(j, me);
+        rdispls[j] = r;
+        r += rcounts[j];
+    }
+    std::vector<char> send(s + 1), want(r + 1), got(r + 1);
+    for (int k = 0; k < s; ++k) send[k] = static_cast<char>(me * 13 + k);
+    MPI_Alltoallv(send.data(), scounts.data(), sdispls.data(), MPI_CHAR, want.data(), rcounts.data(), rdispls.data(),
+                  MPI_CHAR, MPI_COMM_WORLD);
+    const int rc = tucoll_alltoallv_with("auto", send.data(), scounts.data(), sdispls.data(), MPI_CHAR, got.data(),
+                                         rcounts.data(), rdispls.data(), MPI_CHAR, MPI_COMM_WORLD);
+    EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
+    tucoll_stats_t stats{};
+    tucoll_get_stats(MPI_COMM_WORLD, &stats);
+    EXPECT_EQ(std::string(stats.algorithm), expected) << "path: " << stats.path;
+    return all_ranks(rc == MPI_SUCCESS && got == want && expected == stats.algorithm);
+}
+
+// Rank r sends bytes_of_rank[r] bytes to every rank.
+bool auto_runs(const std::vector<int> &bytes_of_rank, const std::string &expected) {
+    return auto_runs([&](int i, int) { return bytes_of_rank[i]; }, expected);
+}
+
+std::string three_way_rules() {
+    return "{\"below\": 16, \"spec\": \"tuna:radix=2\"}, {\"below\": 4096, \"spec\": \"pairwise\"}, "
+           "{\"below\": null, \"spec\": \"xor\"}";
+}
+
+TEST(Auto, FollowsTheTableByTheGlobalFeature) {
+    const int p = world_size();
+    TableFile table(table_text(entry(p, p, three_way_rules())));
+    ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
+    // busiest_mean_block = the bytes per peer of the rank that sends most.
+    EXPECT_TRUE(auto_runs(std::vector<int>(p, 3), "tuna:radix=2"));
+    EXPECT_TRUE(auto_runs(std::vector<int>(p, 100), "pairwise"));
+    EXPECT_TRUE(auto_runs(std::vector<int>(p, 5000), "xor"));
+}
+
+TEST(Auto, EveryRankChoosesTheSameWhenLocalSizesDifferWildly) {
+    const int p = world_size();
+    if (p < 2) GTEST_SKIP() << "needs two ranks";
+    TableFile table(table_text(entry(p, p, three_way_rules())));
+    ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
+    // One rank sends 5000 bytes per peer, every other one byte: each alone would pick otherwise.
+    std::vector<int> skewed(p, 1);
+    skewed[p - 1] = 5000;
+    EXPECT_TRUE(auto_runs(skewed, "xor"));
+    std::vector<int> one_big(p, 0);
+    one_big[0] = 200;
+    EXPECT_TRUE(auto_runs(one_big, "pairwise"));
+}
+
+TEST(Auto, TwoFeatures) {
+    const int p = world_size();
+    // Small mean blocks: radix 2 unless some block is larger; large mean blocks: xor.
+    TableFile table(table_text(entry(p, p, "{\"below\": 50, \"rules\": [{\"below\": 40, \"spec\": \"tuna:radix=2\"}, "
+                                           "{\"below\": null, \"spec\": \"pairwise\"}]}, {\"below\": null, \"spec\": \"xor\"}"),
+                               "\"mean_block\", \"max_block\""));
+    ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
+    EXPECT_TRUE(auto_runs([](int, int) { return 3; }, "tuna:radix=2"));
+    // One block of 30 P^2 bytes among blocks of one byte: the mean stays below 50 while the largest
+    // block (from P = 2 on) is above 40.
+    EXPECT_TRUE(auto_runs([p](int i, int j) { return i == 0 && j == p - 1 ? 30 * p * p : 1; },
+                          p == 1 ? "tuna:radix=2" : "pairwise"));
+    EXPECT_TRUE(auto_runs([](int, int) { return 60; }, "xor"));
+}
+
+TEST(Auto, NearestEntryAndFallbacks) {
+    const int p = world_size();
+    {
+        // No entry for this P: the nearest one decides.
+        TableFile table(table_text(entry(4 * p, p, "{\"below\": null, \"spec\": \"pairwise\"}") + "," +
+                                   entry(64 * p, p, "{\"below\": null, \"spec\": \"xor\"}")));
+        ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
+        EXPECT_TRUE(auto_runs(std::vector<int>(p, 7), "pairwise"));
+    }
+    {
+        // A spec invalid at this P runs the table's fallback.
+        TableFile table(table_text(entry(p, p, "{\"below\": null, \"spec\": \"tuna:radix=100000\"}"),
+                                   "\"busiest_mean_block\"", "xor"));
+        ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
+        EXPECT_TRUE(auto_runs(std::vector<int>(p, 7), "xor"));
+    }
+    {
+        // A table naming auto itself does not recurse.
+        TableFile table(table_text(entry(p, p, "{\"below\": null, \"spec\": \"auto\"}"), "\"max_block\"", "auto"));
+        ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
+        EXPECT_TRUE(auto_runs(std::vector<int>(p, 7), "vendor"));
+    }
+}
+
+int run_auto_expecting_failure() {
+    const int p = world_size();
+    std::vector<int> counts(p, 2), displs(p);
+    for (int j = 0; j < p; ++j) displs[j] = 2 * j;
+    std::vector<char> send(2 * p + 1, 1), recv(2 * p + 1);
+    return tucoll_alltoallv_with("auto", send.data(), counts.data(), displs.data(), MPI_CHAR, recv.data(),
+                                 counts.data(), displs.data(), MPI_CHAR, MPI_COMM_WORLD);
+}
+
+TEST(Auto, AnUnreadableTableIsAnErrorOnEveryRank) {
+    ScopedEnv env("TUCOLL_TUNING_FILE", "/nonexistent/tucoll-table.json");
+    const int rc = run_auto_expecting_failure();
+    EXPECT_EQ(rc, MPI_ERR_OTHER);
+    EXPECT_NE(std::string(tucoll_error_string(rc)).find("tuning table"), std::string::npos) << tucoll_error_string(rc);
+    EXPECT_TRUE(all_ranks(rc == MPI_ERR_OTHER));
+}
+
+TEST(Auto, RanksWithDifferentTablesFailTogether) {
+    const int p = world_size();
+    if (p < 2) GTEST_SKIP() << "needs two ranks";
+    TableFile first(table_text(entry(p, p, "{\"below\": null, \"spec\": \"pairwise\"}")), 0);
+    TableFile second(table_text(entry(p, p, "{\"below\": null, \"spec\": \"xor\"}")), p - 1);
+    ScopedEnv env("TUCOLL_TUNING_FILE", world_rank() == 0 ? first.path() : second.path());
+    const int rc = run_auto_expecting_failure();
+    EXPECT_EQ(rc, MPI_ERR_OTHER);
+    EXPECT_NE(std::string(tucoll_error_string(rc)).find("different tuning tables"), std::string::npos)
+        << tucoll_error_string(rc);
+    EXPECT_TRUE(all_ranks(rc == MPI_ERR_OTHER));
+}
+
+TEST(Auto, IsTheDefaultSelection) {
+    const int p = world_size();
+    TableFile table(table_text(entry(p, p, "{\"below\": null, \"spec\": \"pairwise\"}")));
+    ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
+    std::vector<int> counts(p, 3), displs(p);
+    for (int j = 0; j < p; ++j) displs[j] = 3 * j;
+    std::vector<char> send(3 * p + 1, 2), recv(3 * p + 1);
+    const int rc = tucoll_alltoallv(send.data(), counts.data(), displs.data(), MPI_CHAR, recv.data(), counts.data(),
+                                    displs.data(), MPI_CHAR, MPI_COMM_WORLD);
+    tucoll_stats_t stats{};
+    tucoll_get_stats(MPI_COMM_WORLD, &stats);
+    EXPECT_EQ(std::string(stats.algorithm), "pairwise");
+    EXPECT_NE(std::string(stats.path).find("auto:"), std::string::npos) << stats.path;
+    EXPECT_TRUE(all_ranks(rc == MPI_SUCCESS));
+}
+
+}  // namespace
+}  // namespace tucoll::test
