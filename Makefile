@@ -7,7 +7,7 @@
 #   make build                build into build/ (binaries in build/bin/)
 #   make install PREFIX=DIR   library, header, CMake package and pkg-config file
 #   make sanitize             the MPI tests under AddressSanitizer + UBSan (build-asan/)
-#   make sim-build            library and tucoll-bench for SimGrid's SMPI (build-sim/)
+#   make sim-build            library, tucoll-bench and transitive_closure for SimGrid's SMPI (build-sim/)
 #   make docs                 regenerate the registry-driven parts of README.md
 
 SHELL := /bin/bash
@@ -89,13 +89,13 @@ sim-deps:
 sim-build: deps sim-deps
 	cmake -S . -B build-sim -DTUCOLL_SIMGRID=ON -DCMAKE_BUILD_TYPE=Release \
 	  -DCMAKE_C_COMPILER=smpicc -DCMAKE_CXX_COMPILER=smpicxx $(CMAKE_ARGS)
-	cmake --build build-sim -j $(JOBS) --target tucoll-bench
+	cmake --build build-sim -j $(JOBS) --target tucoll-bench transitive_closure
 
 sanitize: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTUCOLL_SANITIZE=ON $$(scripts/deps.sh cmake-args $(MPI))
 	cmake --build build-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) -LE install $(CTEST_ARGS)
+	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) -LE "install|preload" $(CTEST_ARGS)
 
 docs: build venv
 	$(PYTHON) -m tucoll docs --build-dir $(BUILD_DIR) --write README.md

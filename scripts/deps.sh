@@ -55,6 +55,8 @@ missing_packages() {
   have_header nlohmann/json.hpp || pkgs+=(nlohmann-json3-dev)
   have_header CLI/CLI.hpp || pkgs+=(libcli11-dev)
   have_header suitesparse/cholmod.h || pkgs+=(libsuitesparse-dev)
+  have_header fftw3.h || pkgs+=(libfftw3-dev)
+  have_header fftw3-mpi.h || pkgs+=(libfftw3-mpi-dev)  # apps/fft (Debian's is built for Open MPI)
   if ! mpi_wrapper >/dev/null; then
     if [ "$mpi" = openmpi ]; then pkgs+=(openmpi-bin libopenmpi-dev); else pkgs+=(mpich libmpich-dev); fi
   fi
@@ -91,7 +93,10 @@ case "${1:-}" in
     ;;
   cmake-args)
     wrapper=$(mpi_wrapper) || { echo "deps.sh: no $mpi compiler wrapper found" >&2; exit 1; }
-    echo "-DMPI_C_COMPILER=$wrapper -DMPIEXEC_EXECUTABLE=$(mpi_launcher)"
+    fortran=""
+    # The same flavour's Fortran wrapper, so that the Fortran interposer test never mixes MPIs.
+    if command -v "mpifort.$mpi" >/dev/null 2>&1; then fortran="-DMPI_Fortran_COMPILER=$(command -v "mpifort.$mpi")"; fi
+    echo "-DMPI_C_COMPILER=$wrapper -DMPIEXEC_EXECUTABLE=$(mpi_launcher) $fortran"
     ;;
   *) echo "usage: $0 system|simgrid|cmake-args openmpi|mpich" >&2; exit 2 ;;
 esac

@@ -57,7 +57,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
     platform = sim.Platform.load(args.platform)
     run = sim.SimRun(platform, args.np, args.ppn or platform.ranks_per_node, args.mapping,
                      args.vendor or platform.vendor, bench_args, shared_buffers=args.shared_buffers,
-                     check=not (args.no_check or args.shared_buffers), all_iterations=args.all_iterations)
+                     check=not (args.no_check or args.shared_buffers), all_iterations=args.all_iterations,
+                     program=args.program)
     proc = sim.simulate(sim.sim_build(args.build_dir), run, force=args.force, timeout=args.timeout)
     print(f"# {run.label()}")
     print(sim.relabel_mapping(proc.stdout, args.mapping), end="")
@@ -271,6 +272,9 @@ def parser() -> argparse.ArgumentParser:
                     help="simulate the bench's --iters as given (default: one timed iteration, since a simulation "
                          "is deterministic and further iterations repeat the first; no warmup unless the bench "
                          "arguments give --warmup)")
+    sm.add_argument("--program", default="tucoll-bench",
+                    help="a program of the SimGrid build to run instead of tucoll-bench, e.g. transitive_closure "
+                         "(its arguments after --, passed as they are)")
     sm.add_argument("--force", action="store_true", help="run even when the flow estimate says it takes hours")
     sm.add_argument("--timeout", type=float, help="give up after this many seconds of wall time")
     sm.set_defaults(func=cmd_sim)

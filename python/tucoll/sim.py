@@ -64,8 +64,9 @@ def hostfile_lines(platform: Platform, nprocs: int, ppn: int, mapping: str) -> l
     return [platform.hosts[r % nodes] for r in range(nprocs)]
 
 
-def concurrent_flows(registry: dict, collective: str, spec: str, nprocs: int) -> int:
-    """Flows in flight at once across the job for one algorithm, from the registry's at_once."""
+def concurrent_flows(registry: dict, collective: str, spec: str, nprocs: int, ppn: int | None = None) -> int:
+    """Flows in flight at once across the job for one algorithm, from the registry's at_once
+    (ranks per node `ppn` for the node-bounded ones; default: one node per rank, the most)."""
     name, _, params = spec.partition(":")
     values = dict(kv.split("=", 1) for kv in params.split(",") if "=" in kv)
     algs = {a["name"]: a for a in registry["collectives"].get(collective, {}).get("algorithms", [])}
@@ -75,12 +76,14 @@ def concurrent_flows(registry: dict, collective: str, spec: str, nprocs: int) ->
     at_once = alg.get("at_once", "1")
     if at_once == "unknown":
         return 0
+    ppn = max(1, min(ppn or 1, nprocs))
     per_rank = nprocs - 1
     if at_once.startswith("param:"):
-        param = at_once[6:]
+        param, _, cap = at_once[6:].partition("<=")
         default = next((p["default"] for p in alg["params"] if p["name"] == param), 0)
         value = int(values.get(param, default))
-        per_rank = nprocs - 1 if value <= 0 else min(value, nprocs - 1)
+        limit = {"": nprocs - 1, "N-1": math.ceil(nprocs / ppn) - 1, "P-Q": nprocs - ppn}[cap]
+        per_rank = limit if value <= 0 else min(value, limit)
     elif at_once != "P-1":
         per_rank = min(nprocs - 1, int(at_once))
     # A radix of P-1 or more turns the radix algorithms into the all-at-once spread-out exchange.
@@ -110,6 +113,7 @@ class SimRun:
     shared_buffers: bool
     check: bool
     all_iterations: bool = False
+    program: str = "tucoll-bench"  # or another program of the SimGrid build (an application)
 
     def label(self) -> str:
         iterations = ("every iteration simulated" if self.all_iterations else
@@ -134,7 +138,7 @@ def without_options(args: list[str], names: tuple[str, ...]) -> list[str]:
 
 def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str], dict[str, str]]:
     args = list(run.bench_args)
-    collective_run = bool(args) and not args[0].startswith("-")
+    collective_run = run.program == "tucoll-bench" and bool(args) and not args[0].startswith("-")
     if collective_run and not run.all_iterations:
         # A simulated run is deterministic: further iterations repeat the first one (to within
         # the skew of a barrier), and each can cost minutes at thousands of ranks. No warmup
@@ -163,7 +167,7 @@ def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str],
     if run.shared_buffers:
         cfg.append("--cfg=smpi/shared-malloc:global")
     cmd = [build.mpiexec, "-np", str(run.nprocs), "-platform", str(run.platform.file), "-hostfile", str(hostfile),
-           *cfg, str(build.binary("tucoll-bench")), *args]
+           *cfg, str(build.binary(run.program)), *args]
     env = dict(os.environ)
     env["TUCOLL_SIM_COPY_BW"] = repr(run.platform.copy_bandwidth)
     env["TUCOLL_SIM_SHARED_BUFFERS"] = "1" if run.shared_buffers else "0"
@@ -242,7 +246,7 @@ def check_flows(build: Build, run: SimRun) -> None:
     registry_json = registry(build)
     specs = bench_specs(run.bench_args) or algorithm_names(registry_json, collective)
     for spec in specs:
-        flows = concurrent_flows(registry_json, collective, spec, run.nprocs)
+        flows = concurrent_flows(registry_json, collective, spec, run.nprocs, run.ppn)
         if flows > MAX_CONCURRENT_FLOWS:
             raise SimError(
                 f"{spec} keeps about {flows:,} point-to-point flows in flight at P={run.nprocs}: simulating that "
@@ -254,6 +258,8 @@ def simulate(build: Build, run: SimRun, force: bool = False,
              timeout: float | None = None) -> subprocess.CompletedProcess:
     """Validates `run` (machine size, flow estimate unless `force`) and simulates it."""
     hostfile_lines(run.platform, run.nprocs, run.ppn, run.mapping)  # fails early when the machine is too small
+    if run.program != "tucoll-bench":
+        return run_simulation(build, run, timeout=timeout)
     if not run.bench_args or run.bench_args[0].startswith("-"):
         raise SimError("give the tucoll-bench arguments after --, e.g. -- alltoallv --alg tuna:radix=2")
     if not force:

@@ -134,7 +134,8 @@ class Target:
         """Specs whose all-at-once traffic is too much to simulate at this P (see sim.check_flows)."""
         if not self.platform or self.force:
             return False
-        return sim.concurrent_flows(self.registry(), "alltoallv", spec, nprocs) > self.max_flows
+        flows = sim.concurrent_flows(self.registry(), "alltoallv", spec, nprocs, self.ranks_per_node(nprocs))
+        return flows > self.max_flows
 
     def run(self, nprocs: int, dist: str, sizes: list[int], specs: list[str]) -> pd.DataFrame:
         """One tucoll-bench job: `specs` interleaved at each of `sizes`; the bench's rows."""

@@ -77,7 +77,7 @@ Algorithm tuna_coalesced_algorithm() {
                 {"block_count", Bound::constant(0), Bound::unbounded(), 32,
                  "nodes per inter-node batch; 0 (or >= N-1) = all at once"}};
     a.constraints = "nodes of equal size (any placement); otherwise runs flat tuna and says so in the path";
-    a.at_once = "param:block_count";
+    a.at_once = "param:block_count<=N-1";
     a.run = run;
     return a;
 }

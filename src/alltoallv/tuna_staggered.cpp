@@ -52,7 +52,7 @@ Algorithm tuna_staggered_algorithm() {
                 {"block_count", Bound::constant(0), Bound::unbounded(), 32,
                  "messages per inter-node batch; 0 (or >= (N-1)*Q) = all at once"}};
     a.constraints = "nodes of equal size (any placement); otherwise runs flat tuna and says so in the path";
-    a.at_once = "param:block_count";
+    a.at_once = "param:block_count<=P-Q";
     a.run = run;
     return a;
 }

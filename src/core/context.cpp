@@ -204,10 +204,11 @@ int Context::compute_topology(int requested_ppn, Topology::Source source) {
 
 int Context::topology_from_node_ids(int my_node_id, int requested_ppn, Topology::Source source) {
     // Each rank contributes (node id, its requested ppn) so that a TUCOLL_PPN set differently on
-    // different ranks is caught before it can make ranks disagree about the schedule.
+    // different ranks is caught before it can make ranks disagree about the schedule. PMPI: under
+    // the interposer (libtucoll_preload) MPI_Allgather would come back into tucoll.
     int mine[2] = {my_node_id, requested_ppn};
     std::vector<int> all(2 * static_cast<size_t>(size_));
-    TUCOLL_MPI(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm_));
+    TUCOLL_MPI(PMPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm_));
     for (int r = 0; r < size_; ++r) {
         if (all[2 * r + 1] != requested_ppn) {
             return failf(MPI_ERR_ARG, "ranks per node differ between ranks (%d on rank %d, %d on rank %d); "

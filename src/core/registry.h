@@ -64,8 +64,9 @@ struct AlgorithmInfo {
     std::vector<ParamSpec> params;
     std::string constraints;  // what it needs, and what happens when that does not hold
     // How many peers a rank talks to at once: "1" (round by round), "P-1" (all at once),
-    // "param:NAME" (NAME per batch, 0 = all), "unknown" (vendor). Simulation tools use it to
-    // refuse runs whose concurrent flows would take hours to simulate.
+    // "param:NAME" (NAME per batch, 0 = all P-1), "param:NAME<=B" (the same, never more than B:
+    // "N-1" other nodes, "P-Q" ranks on other nodes), "unknown" (vendor). Simulation tools use it
+    // to refuse runs whose concurrent flows would take hours to simulate.
     std::string at_once = "1";
     // A meta-algorithm (`auto`) runs no schedule of its own: it picks another entry at run time.
     // Benchmarks compare it with the others; sweeps and tuning tables leave it out.

@@ -1,0 +1,238 @@
+// libtucoll_preload: a PMPI interposer. MPI_Alltoallv, MPI_Allgather and MPI_Allgatherv (C, and
+// the Fortran mpif.h / `use mpi` bindings where the MPI's layout is known) are routed through
+// tucoll's selection — TUCOLL_ALLTOALLV / TUCOLL_ALLGATHER / TUCOLL_ALLGATHERV, else the default
+// (auto for alltoallv) — so unmodified programs get the tuned algorithms with
+//
+//     LD_PRELOAD=libtucoll_preload.so mpirun ...      (or by linking -ltucoll_preload before MPI)
+//
+// Every other MPI call is untouched; intercommunicators go to PMPI. TUCOLL_DISABLE=1 makes it a
+// pure pass-through; TUCOLL_VERBOSE=1 has rank 0 of each communicator log, once per collective and
+// algorithm, what ran. The library itself calls the MPI library through PMPI where it means the
+// vendor's collective, so nothing comes back here.
+#include <dlfcn.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "tucoll.h"
+
+#define TUCOLL_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+bool env_flag(const char *name) {
+    const char *v = std::getenv(name);
+    return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
+bool disabled() {
+    static const bool value = env_flag("TUCOLL_DISABLE");
+    return value;
+}
+
+bool verbose() {
+    static const bool value = env_flag("TUCOLL_VERBOSE");
+    return value;
+}
+
+// Communicators tucoll does not serve: intercommunicators (and whatever MPI itself rejects).
+bool pass_through(MPI_Comm comm) {
+    if (disabled() || comm == MPI_COMM_NULL) return true;
+    int inter = 0;
+    return PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter != 0;
+}
+
+// What was logged on a communicator ("MPI_Alltoallv tuna:radix=2", ...), kept as an attribute
+// so that it ends with the communicator and a reused handle starts afresh.
+std::mutex log_mutex;
+int logged_keyval = MPI_KEYVAL_INVALID;
+
+int free_logged(MPI_Comm, int, void *value, void *) {
+    delete static_cast<std::set<std::string> *>(value);
+    return MPI_SUCCESS;
+}
+
+std::set<std::string> *logged_on(MPI_Comm comm) {
+    std::lock_guard<std::mutex> lock(log_mutex);
+    if (logged_keyval == MPI_KEYVAL_INVALID &&
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_logged, &logged_keyval, nullptr) != MPI_SUCCESS) {
+        return nullptr;
+    }
+    void *value = nullptr;
+    int found = 0;
+    PMPI_Comm_get_attr(comm, logged_keyval, &value, &found);
+    if (found) return static_cast<std::set<std::string> *>(value);
+    auto *set = new std::set<std::string>;
+    PMPI_Comm_set_attr(comm, logged_keyval, set);
+    return set;
+}
+
+void log_choice(const char *collective, MPI_Comm comm) {
+    int rank = 0, size = 1;
+    PMPI_Comm_rank(comm, &rank);
+    if (rank != 0) return;
+    tucoll_stats_t stats;
+    if (tucoll_get_stats(comm, &stats) != MPI_SUCCESS) return;
+    std::set<std::string> *seen = logged_on(comm);
+    if (seen == nullptr || !seen->insert(std::string(collective) + " " + stats.algorithm).second) return;
+    int world_rank = 0;
+    PMPI_Comm_size(comm, &size);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int length = 0;
+    PMPI_Comm_get_name(comm, name, &length);
+    std::fprintf(stderr, "[tucoll] %s on %s (P=%d, led by world rank %d): %s (%s)\n", collective,
+                 length > 0 ? name : "a communicator", size, world_rank, stats.algorithm, stats.path);
+    std::fflush(stderr);
+}
+
+// The MPI error handling the caller expects: tucoll's message, then the communicator's handler.
+int finish(const char *collective, MPI_Comm comm, int rc) {
+    if (rc == MPI_SUCCESS) {
+        if (verbose()) log_choice(collective, comm);
+        return rc;
+    }
+    std::fprintf(stderr, "[tucoll] %s: %s\n", collective, tucoll_error_string(rc));
+    std::fflush(stderr);
+    PMPI_Comm_call_errhandler(comm, rc);
+    return rc;
+}
+
+void announce_disabled() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        int rank = 0;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0) std::fprintf(stderr, "[tucoll] TUCOLL_DISABLE is set: every collective goes to the MPI library\n");
+    });
+}
+
+}  // namespace
+
+// ---- C bindings ---------------------------------------------------------------------------------
+
+TUCOLL_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                                void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                                MPI_Comm comm) {
+    if (pass_through(comm)) {
+        if (disabled() && verbose()) announce_disabled();
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    }
+    return finish("MPI_Alltoallv", comm,
+                  tucoll_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm));
+}
+
+TUCOLL_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                MPI_Datatype recvtype, MPI_Comm comm) {
+    if (pass_through(comm)) {
+        if (disabled() && verbose()) announce_disabled();
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
+    return finish("MPI_Allgather", comm,
+                  tucoll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+}
+
+TUCOLL_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+    if (pass_through(comm)) {
+        if (disabled() && verbose()) announce_disabled();
+        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    }
+    return finish("MPI_Allgatherv", comm,
+                  tucoll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm));
+}
+
+// ---- Fortran bindings (mpif.h and `use mpi`) ----------------------------------------------------
+// Open MPI's Fortran wrappers call PMPI_* and would bypass the C functions above, so the Fortran
+// symbols are defined here too. Fortran's MPI_IN_PLACE and MPI_BOTTOM are the addresses of
+// common blocks whose names depend on the MPI library; where they are not Open MPI's
+// (mpi_fortran_in_place_, mpi_fortran_bottom_), the call goes to the library's own binding.
+
+extern "C" {
+extern int mpi_fortran_in_place_ __attribute__((weak));
+extern int mpi_fortran_bottom_ __attribute__((weak));
+}
+
+namespace {
+
+bool fortran_layout_known() { return &mpi_fortran_in_place_ != nullptr && &mpi_fortran_bottom_ != nullptr; }
+
+const void *c_buffer(const void *fortran) {
+    if (fortran == &mpi_fortran_in_place_) return MPI_IN_PLACE;
+    if (fortran == &mpi_fortran_bottom_) return MPI_BOTTOM;
+    return fortran;
+}
+
+template <class Fn>
+Fn library_binding(const char *name) {
+    return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+using FAlltoallv = void (*)(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                            MPI_Fint *, MPI_Fint *);
+using FAllgather = void (*)(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+using FAllgatherv = void (*)(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                             MPI_Fint *);
+
+static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed to the C API as int arrays");
+
+void fortran_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf,
+                       MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) {
+    if (!fortran_layout_known()) {
+        if (auto f = library_binding<FAlltoallv>("pmpi_alltoallv_")) {
+            return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
+        }
+    }
+    *ierr = MPI_Alltoallv(c_buffer(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype),
+                          const_cast<void *>(c_buffer(recvbuf)), recvcounts, rdispls, PMPI_Type_f2c(*recvtype),
+                          PMPI_Comm_f2c(*comm));
+}
+
+void fortran_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount,
+                       MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) {
+    if (!fortran_layout_known()) {
+        if (auto f = library_binding<FAllgather>("pmpi_allgather_")) {
+            return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+        }
+    }
+    *ierr = MPI_Allgather(c_buffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), const_cast<void *>(c_buffer(recvbuf)),
+                          *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+}
+
+void fortran_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts,
+                        MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) {
+    if (!fortran_layout_known()) {
+        if (auto f = library_binding<FAllgatherv>("pmpi_allgatherv_")) {
+            return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
+        }
+    }
+    *ierr = MPI_Allgatherv(c_buffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype),
+                           const_cast<void *>(c_buffer(recvbuf)), recvcounts, displs, PMPI_Type_f2c(*recvtype),
+                           PMPI_Comm_f2c(*comm));
+}
+
+}  // namespace
+
+// The four spellings Fortran compilers use for an external name.
+#define TUCOLL_FORTRAN(lower, upper, impl, params, args)      \
+    TUCOLL_EXPORT void lower params { impl args; }            \
+    TUCOLL_EXPORT void lower##_ params { impl args; }         \
+    TUCOLL_EXPORT void lower##__ params { impl args; }        \
+    TUCOLL_EXPORT void upper params { impl args; }
+
+TUCOLL_FORTRAN(mpi_alltoallv, MPI_ALLTOALLV, fortran_alltoallv,
+               (void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rd, MPI_Fint *rt,
+                MPI_Fint *c, MPI_Fint *e),
+               (sb, sc, sd, st, rb, rc, rd, rt, c, e))
+TUCOLL_FORTRAN(mpi_allgather, MPI_ALLGATHER, fortran_allgather,
+               (void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt, MPI_Fint *c, MPI_Fint *e),
+               (sb, sc, st, rb, rc, rt, c, e))
+TUCOLL_FORTRAN(mpi_allgatherv, MPI_ALLGATHERV, fortran_allgatherv,
+               (void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *c,
+                MPI_Fint *e),
+               (sb, sc, st, rb, rc, rd, rt, c, e))

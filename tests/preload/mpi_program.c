@@ -1,0 +1,105 @@
+/* An ordinary MPI program — no tucoll header, no tucoll library — that checks its own results of
+ * MPI_Alltoallv (also in place), MPI_Allgather and MPI_Allgatherv on MPI_COMM_WORLD and on a split
+ * communicator. Prints one line per check and exits non-zero on a mismatch. The preload tests run
+ * it with and without libtucoll_preload.so and compare. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+
+static void check(const char *what, int ok, MPI_Comm comm) {
+    int all = 0, rank = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm);
+    MPI_Comm_rank(comm, &rank);
+    if (!all) ++failures;
+    if (rank == 0) printf("%s: %s\n", what, all ? "ok" : "MISMATCH");
+}
+
+/* Rank i sends (i + 2 j) % 7 + (i == j) doubles to rank j, valued 1000 i + 10 j + k. */
+static int count(int i, int j) { return (i + 2 * j) % 7 + (i == j); }
+static double value(int i, int j, int k) { return 1000.0 * i + 10.0 * j + k; }
+
+static void alltoallv(MPI_Comm comm, const char *name) {
+    int p, me;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &me);
+    int *sc = malloc(p * sizeof(int)), *sd = malloc(p * sizeof(int));
+    int *rc = malloc(p * sizeof(int)), *rd = malloc(p * sizeof(int));
+    int ns = 0, nr = 0;
+    for (int j = 0; j < p; ++j) {
+        sc[j] = count(me, j), sd[j] = ns, ns += sc[j];
+        rc[j] = count(j, me), rd[j] = nr, nr += rc[j];
+    }
+    double *send = malloc((ns + 1) * sizeof(double)), *recv = malloc((nr + 1) * sizeof(double));
+    for (int j = 0; j < p; ++j)
+        for (int k = 0; k < sc[j]; ++k) send[sd[j] + k] = value(me, j, k);
+    MPI_Alltoallv(send, sc, sd, MPI_DOUBLE, recv, rc, rd, MPI_DOUBLE, comm);
+    int ok = 1;
+    for (int j = 0; j < p; ++j)
+        for (int k = 0; k < rc[j]; ++k) ok &= recv[rd[j] + k] == value(j, me, k);
+    char what[96];
+    snprintf(what, sizeof what, "MPI_Alltoallv on %s", name);
+    check(what, ok, comm);
+
+    /* In place: a symmetric count matrix, data taken from the receive buffer. */
+    for (int j = 0; j < p; ++j) rc[j] = count(me, j) + count(j, me);
+    nr = 0;
+    for (int j = 0; j < p; ++j) rd[j] = nr, nr += rc[j];
+    free(recv);
+    recv = malloc((nr + 1) * sizeof(double));
+    for (int j = 0; j < p; ++j)
+        for (int k = 0; k < rc[j]; ++k) recv[rd[j] + k] = value(me, j, k);
+    MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, recv, rc, rd, MPI_DOUBLE, comm);
+    ok = 1;
+    for (int j = 0; j < p; ++j)
+        for (int k = 0; k < rc[j]; ++k) ok &= recv[rd[j] + k] == value(j, me, k);
+    snprintf(what, sizeof what, "MPI_Alltoallv in place on %s", name);
+    check(what, ok, comm);
+    free(sc), free(sd), free(rc), free(rd), free(send), free(recv);
+}
+
+static void allgathers(MPI_Comm comm, const char *name) {
+    int p, me;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &me);
+    int mine[3] = {me, 7 * me, -me};
+    int *all = malloc(3 * p * sizeof(int));
+    MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, comm);
+    int ok = 1;
+    for (int j = 0; j < p; ++j) ok &= all[3 * j] == j && all[3 * j + 1] == 7 * j && all[3 * j + 2] == -j;
+    char what[96];
+    snprintf(what, sizeof what, "MPI_Allgather on %s", name);
+    check(what, ok, comm);
+
+    int *counts = malloc(p * sizeof(int)), *displs = malloc(p * sizeof(int)), total = 0;
+    for (int j = 0; j < p; ++j) counts[j] = j % 3, displs[j] = total, total += counts[j];
+    char *v = malloc(total + 1), *own = malloc(3);
+    for (int k = 0; k < counts[me]; ++k) own[k] = (char)('a' + me + k);
+    MPI_Allgatherv(own, counts[me], MPI_CHAR, v, counts, displs, MPI_CHAR, comm);
+    ok = 1;
+    for (int j = 0; j < p; ++j)
+        for (int k = 0; k < counts[j]; ++k) ok &= v[displs[j] + k] == (char)('a' + j + k);
+    snprintf(what, sizeof what, "MPI_Allgatherv on %s", name);
+    check(what, ok, comm);
+    free(all), free(counts), free(displs), free(v), free(own);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    for (int round = 0; round < 2; ++round) { /* twice: the log says each choice once */
+        alltoallv(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+        allgathers(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+    }
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half);
+    MPI_Comm_set_name(half, "half");
+    alltoallv(half, "half");
+    allgathers(half, "half");
+    MPI_Comm_free(&half);
+    MPI_Finalize();
+    return failures == 0 ? 0 : 1;
+}
