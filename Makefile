@@ -1,7 +1,8 @@
 # tucoll — the commands a user needs. `make demo` and `make test` install what is missing
 # (apt-get for system packages, pip into .venv), then build; present tools are used as they are.
 #
-#   make demo                 build, then compare the alltoallv algorithms on 4 ranks
+#   make demo                 build; check and compare the alltoallv algorithms on 4 ranks, on a
+#                             simulated cluster, and in the transitive-closure application
 #   make test                 build from scratch and run every test (ctest + pytest)
 #   make test MPI=mpich       the same against MPICH (build-mpich/), quick matrix at P <= 5
 #   make build                build into build/ (binaries in build/bin/)
@@ -75,8 +76,8 @@ test: venv
 	$(if $(filter openmpi,$(MPI)),rm -rf build-sim && $(MAKE) --no-print-directory sim-build)
 	$(MAKE) --no-print-directory pytest
 
-demo: build venv
-	$(PYTHON) -m tucoll demo --build-dir $(BUILD_DIR)
+demo: build venv sim-build
+	$(PYTHON) -m tucoll demo --build-dir $(BUILD_DIR) --sim-build-dir build-sim
 
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)

@@ -18,7 +18,6 @@
 #include <fftw3-mpi.h>
 #include <mpi.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -27,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "app_common.h"
 #include "tucoll.h"
 
 namespace {
@@ -174,9 +174,7 @@ Result transform_alltoallv(const Shape &s, const std::string &spec, int repeat, 
     }
     if (planes) fftw_destroy_plan(planes);
     if (lines) fftw_destroy_plan(lines);
-    std::sort(times.begin(), times.end());
-    std::sort(comm_times.begin(), comm_times.end());
-    const double mine[2] = {times[times.size() / 2], comm_times[comm_times.size() / 2]};
+    const double mine[2] = {tucoll::apps::median(times), tucoll::apps::median(comm_times)};
     double slowest[2];
     MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, comm);
     result.seconds = slowest[0];
@@ -211,8 +209,7 @@ Result transform_fftw(const Shape &s, int repeat, MPI_Comm comm) {
         fftw_execute(plan);
         times.push_back(MPI_Wtime() - t0);
     }
-    std::sort(times.begin(), times.end());
-    double mine = times[times.size() / 2];
+    double mine = tucoll::apps::median(times);
     MPI_Allreduce(&mine, &result.seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
     char *text = fftw_sprint_plan(plan);
     const std::string printed = text;
@@ -249,20 +246,14 @@ int main(int argc, char **argv) {
         ->check(CLI::IsMember({"alltoallv", "fftw"}));
     app.add_option("--repeat", repeat, "transforms per algorithm; the median is reported")->check(CLI::PositiveNumber);
     app.add_option("--format", format, "table or csv")->check(CLI::IsMember({"table", "csv"}));
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError &e) {
-        const int rc = me == 0 ? app.exit(e) : e.get_exit_code();
+    if (const int rc = tucoll::apps::parse_arguments(app, argc, argv); rc >= 0) {
         MPI_Finalize();
         return rc;
     }
     if (algs.empty() || transpose == "fftw") algs = {transpose == "fftw" ? "fftw" : "mpi"};
-    for (const std::string &spec : algs) {
-        if (spec != "mpi" && spec != "fftw" && tucoll_check_spec("alltoallv", spec.c_str(), p) != MPI_SUCCESS) {
-            if (me == 0) std::fprintf(stderr, "fft: --alg %s: %s\n", spec.c_str(), tucoll_error_string(MPI_ERR_ARG));
-            MPI_Finalize();
-            return 2;
-        }
+    if (!tucoll::apps::valid_specs("fft", "alltoallv", algs, {"mpi", "fftw"})) {
+        MPI_Finalize();
+        return 2;
     }
     if (me == 0) {
         if (format == "csv") std::printf("problem,n0,n1,n2,nprocs,algorithm,ran,repeats,seconds,comm_seconds,rel_error,ok\n");
@@ -285,7 +276,7 @@ int main(int argc, char **argv) {
             }
             const std::string dims = std::to_string(s.n0) + "x" + std::to_string(s.n1) + "x" + std::to_string(s.n2);
             if (format == "csv") {
-                std::printf("%s,%td,%td,%td,%d,%s,%s,%d,%.6e,%.6e,%.3e,%d\n", name.c_str(), s.n0, s.n1, s.n2, p,
+                std::printf("%s,%td,%td,%td,%d,\"%s\",\"%s\",%d,%.6e,%.6e,%.3e,%d\n", name.c_str(), s.n0, s.n1, s.n2, p,
                             spec.c_str(), res.ran.c_str(), repeat, res.seconds, res.comm_seconds, res.max_error, ok);
             } else {
                 std::printf("%-8s %-18s %-34s %-36s %12.6f %12s %10.2e %3d\n", name.c_str(), dims.c_str(), spec.c_str(),

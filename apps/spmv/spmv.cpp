@@ -10,16 +10,13 @@
 //   mpirun -np P spmv MATRIX.mtx [--crs-alg SPEC]... [--iterations N] [--format table|csv]
 #include <mpi.h>
 
-#ifdef exit
-#undef exit
-#endif
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "app_common.h"
 #include "matrix.h"
 #include "tucoll.h"
 
@@ -148,10 +145,7 @@ int main(int argc, char **argv) {
     app.add_option("--crs-alg", algs, "alltoallv_crs algorithm forming the package (repeatable; default: the default)");
     app.add_option("--iterations", iterations, "products y = A x")->check(CLI::PositiveNumber);
     app.add_option("--format", format, "table or csv")->check(CLI::IsMember({"table", "csv"}));
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError &e) {
-        const int rc = me == 0 ? app.exit(e) : e.get_exit_code();
+    if (const int rc = tucoll::apps::parse_arguments(app, argc, argv); rc >= 0) {
         MPI_Finalize();
         return rc;
     }
@@ -159,13 +153,8 @@ int main(int argc, char **argv) {
     SparseMatrix a;
     std::string err = tucoll::bench::read_matrix_market(path, &a);
     if (err.empty() && a.rows != a.cols) err = path + " is not square";
-    for (const std::string &spec : algs) {
-        if (err.empty() && !spec.empty() && tucoll_check_spec("alltoallv_crs", spec.c_str(), p) != MPI_SUCCESS) {
-            err = "--crs-alg " + spec + ": " + tucoll_error_string(MPI_ERR_ARG);
-        }
-    }
-    if (!err.empty()) {
-        if (me == 0) std::fprintf(stderr, "spmv: %s\n", err.c_str());
+    if (!err.empty() || !tucoll::apps::valid_specs("spmv", "alltoallv_crs", algs)) {
+        if (me == 0 && !err.empty()) std::fprintf(stderr, "spmv: %s\n", err.c_str());
         MPI_Finalize();
         return 2;
     }
@@ -213,7 +202,7 @@ int main(int argc, char **argv) {
             ok = worst <= 1e-9;
             const std::string by = ran.empty() ? "default" : ran;
             if (format == "csv") {
-                std::printf("%s,%lld,%zu,%d,%s,%s,%d,%.6e,%d,%.6e,%.3e,%d\n", name.c_str(), static_cast<long long>(a.rows),
+                std::printf("%s,%lld,%zu,%d,\"%s\",\"%s\",%d,%.6e,%d,%.6e,%.3e,%d\n", name.c_str(), static_cast<long long>(a.rows),
                             a.colind.size(), p, spec.empty() ? "default" : spec.c_str(), by.c_str(), total_messages,
                             slowest[0], iterations, slowest[1], worst, ok);
             } else {

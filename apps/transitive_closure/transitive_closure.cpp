@@ -12,10 +12,6 @@
 // the median. --check compares the closure with a serial computation on rank 0 (small graphs).
 #include <mpi.h>
 
-#ifdef exit  // SMPI's helpers make exit() a macro, which would break CLI11's App::exit()
-#undef exit
-#endif
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "app_common.h"
 #include "matrix.h"
 #include "tucoll.h"
 #include "workload.h"  // mix()
@@ -169,10 +166,7 @@ std::pair<uint64_t, uint64_t> serial_closure(const Graph &g) {
     return {count, print};
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+using tucoll::apps::median;
 
 }  // namespace
 
@@ -195,27 +189,17 @@ int main(int argc, char **argv) {
         ->check(CLI::PositiveNumber);
     app.add_flag("--check", check, "compare with a serial closure on rank 0 (exit 1 on a mismatch)");
     app.add_option("--format", format, "table or csv")->check(CLI::IsMember({"table", "csv"}));
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError &e) {
-        const int rc = me == 0 ? app.exit(e) : e.get_exit_code();
+    if (const int rc = tucoll::apps::parse_arguments(app, argc, argv); rc >= 0) {
         MPI_Finalize();
         return rc;
     }
     if (algs.empty()) algs = {"auto"};
     Graph g;
     const std::string err = read_graph(graph_path, &g);
-    if (!err.empty()) {
-        if (me == 0) std::fprintf(stderr, "transitive_closure: %s\n", err.c_str());
+    if (!err.empty() || !tucoll::apps::valid_specs("transitive_closure", "alltoallv", algs, {"mpi"})) {
+        if (me == 0 && !err.empty()) std::fprintf(stderr, "transitive_closure: %s\n", err.c_str());
         MPI_Finalize();
         return 2;
-    }
-    for (const std::string &spec : algs) {
-        if (spec != "mpi" && tucoll_check_spec("alltoallv", spec.c_str(), p) != MPI_SUCCESS) {
-            if (me == 0) std::fprintf(stderr, "transitive_closure: --alg %s: %s\n", spec.c_str(), tucoll_error_string(MPI_ERR_ARG));
-            MPI_Finalize();
-            return 2;
-        }
     }
     std::vector<std::vector<Outcome>> runs(algs.size());
     for (int r = 0; r < repeat; ++r) {
@@ -247,7 +231,7 @@ int main(int argc, char **argv) {
             ok &= correct && same;
             const std::string ok_text = check ? (correct && same ? "1" : "0") : "-";
             if (format == "csv") {
-                std::printf("%s,%lld,%zu,%d,%s,%s,%d,%llu,%d,%.6f,%.6f,%s\n", name.c_str(),
+                std::printf("%s,%lld,%zu,%d,\"%s\",\"%s\",%d,%llu,%d,%.6f,%.6f,%s\n", name.c_str(),
                             static_cast<long long>(g.vertices), g.edges.size(), p, algs[a].c_str(),
                             first.chosen.c_str(), first.iterations, static_cast<unsigned long long>(first.paths), repeat,
                             median(total), median(comm), ok_text.c_str());

@@ -45,9 +45,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from tucoll import sim
     from tucoll.demo import run_demo
 
-    return run_demo(Build.find(args.build_dir), nprocs=args.np, sizes=args.sizes, iters=args.iters)
+    try:
+        sim_build = sim.sim_build(args.sim_build_dir)
+    except FileNotFoundError:
+        sim_build = None
+    return run_demo(Build.find(args.build_dir), nprocs=args.np, sizes=args.sizes, iters=args.iters,
+                    sim_build=sim_build)
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
@@ -245,10 +251,13 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--csv", help="also write the rows to this CSV file")
     b.set_defaults(func=cmd_bench)
 
-    d = with_build(sub.add_parser("demo", help="the main job: correctness check and comparison of the algorithms"))
+    d = with_build(sub.add_parser("demo", help="the main job: correctness, a comparison here and on a simulated cluster, "
+                                               "an application"))
     d.add_argument("-n", "--np", type=int, default=4, help="number of ranks (default 4)")
     d.add_argument("--sizes", default="64,1K,16K", help="largest block sizes S (default 64,1K,16K)")
     d.add_argument("--iters", type=int, default=50, help="timed iterations (default 50)")
+    d.add_argument("--sim-build-dir", help="SimGrid build for the simulated comparison (default build-sim/; skipped "
+                                           "when absent)")
     d.set_defaults(func=cmd_demo)
 
     sm = with_build(sub.add_parser(

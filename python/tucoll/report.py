@@ -44,7 +44,10 @@ def comparison_table(frame: pd.DataFrame, title: str) -> Table:
         for _, row in group.iterrows():
             style = "bold green" if row["median_us"] == best else None
             speedup = "" if pd.isna(row["speedup"]) else f"{row['speedup']:.2f}x"
-            table.add_row(human_bytes(int(size)), spec(row), f"{row['median_us']:.2f}", f"{row['min_us']:.2f}",
+            label = spec(row)
+            if row.get("chosen") and row["chosen"] != label:  # a meta-algorithm: what it ran
+                label += f" → {row['chosen']}"
+            table.add_row(human_bytes(int(size)), label, f"{row['median_us']:.2f}", f"{row['min_us']:.2f}",
                           f"{row['max_us']:.2f}", speedup, str(row["rounds"]), str(row["messages"]),
                           human_bytes(int(row["scratch_bytes"])), str(row["ok"]), style=style)
         table.add_section()

@@ -118,6 +118,8 @@ class SimRun:
     def label(self) -> str:
         iterations = ("every iteration simulated" if self.all_iterations else
                       "one iteration per case, since the simulation is deterministic")
+        if self.program != "tucoll-bench":
+            iterations = f"program {self.program}, host computation not timed"
         return (f"simulated with SimGrid on {self.platform.name} ({self.platform.summary}): P={self.nprocs}, "
                 f"{self.ppn} ranks per node, {self.mapping} mapping, vendor = {self.vendor} selection, "
                 f"{iterations}; times are model results, not measurements")
@@ -221,7 +223,7 @@ def run_simulation(build: Build, run: SimRun, timeout: float | None = None) -> s
         cmd, env = build_command(build, run, hostfile)
         # smpirun is a script that starts the simulator as a child: a timeout or an interrupt
         # must end the whole process group, or the simulation goes on without anyone waiting.
-        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp,
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                               start_new_session=True) as child:
             try:
                 out, err = child.communicate(timeout=timeout)
