@@ -51,6 +51,9 @@ class Case:
     # Data buffers shared between simulated ranks: thousands of ranks fit in memory, and the
     # results are not checked (the same cases are checked at small P by the tests).
     shared_buffers: bool = True
+    # Part of the stored key but not of the run: what else the results depend on (the tuning
+    # table's fingerprint for `auto`), so that they are simulated again when it changes.
+    tag: str = ""
 
     def resolved_ppn(self) -> int:
         return self.ppn or sim.Platform.load(self.platform).ranks_per_node
@@ -60,7 +63,12 @@ class Case:
         if "--matrix" in args:
             label = "matrix=" + Path(args[args.index("--matrix") + 1]).stem
             return label + (" warmup=" + args[args.index("--warmup") + 1] if "--warmup" in args else "")
-        return " ".join(a.lstrip("-") for a in args).replace(" ", "=", 1)
+        if "--dist" in args and args[args.index("--dist") + 1].startswith("file:"):  # the pattern's name, not its path
+            dist = args[args.index("--dist") + 1]
+            args[args.index("--dist") + 1] = "file:" + Path(dist[5:].split(":")[0]).stem + \
+                                               "".join(":" + o for o in dist[5:].split(":")[1:])
+        label = " ".join(a.lstrip("-") for a in args).replace(" ", "=", 1)
+        return label + (f" [{self.tag}]" if self.tag else "")
 
     def keys(self) -> list[tuple]:
         sizes = [size_bytes(s) for s in self.sizes] or [-1]
@@ -391,6 +399,66 @@ def plot_sparse(data: pd.DataFrame, out: Path) -> str:
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------- auto against the best
+
+PATTERNS = REPO_ROOT.parent / "shared" / "data" / "patterns"
+AUTO_CANDIDATES = ("vendor", "bruck2", "tuna:radix=2", "tuna:radix=4", "tuna:radix=16", "tuna:radix=32",
+                   "tuna_coalesced:radix=2,block_count=0", "tuna_coalesced:radix=4,block_count=1",
+                   "tuna_coalesced:radix=32,block_count=0")
+
+
+def table_tag() -> str:
+    """The shipped tuning table's fingerprint: auto's results depend on it."""
+    import hashlib
+
+    table = REPO_ROOT / "tuning" / "default.json"
+    return "table " + hashlib.sha256(table.read_bytes()).hexdigest()[:10] if table.is_file() else "no table"
+
+
+def auto_cases(registry: dict) -> list[Case]:
+    """auto and the candidates in one run per workload: the seed distributions and the recorded
+    patterns (scaled) at P = 256, the seed distributions at P = 1024 (fewer: each vendor call there
+    costs minutes to simulate)."""
+    tag, specs = table_tag(), ("auto",) + AUTO_CANDIDATES
+    cases = [Case("polaris-like", 256, "alltoallv", specs, ("--dist", dist), ("16", "256", "4K"), tag=tag)
+             for dist in ("uniform", "normal", "powerlaw", "fft1", "fft2")]
+    pattern = PATTERNS / "pattern_256.txt"
+    if pattern.is_file():  # blocks up to 7.5 MB: scaled to at most 750 B, 7.5 KiB and 75 KiB
+        cases += [Case("polaris-like", 256, "alltoallv", specs, ("--dist", f"file:{pattern}:scale={scale}"), (),
+                       tag=tag) for scale in ("0.0001", "0.001", "0.01")]
+    cases += [Case("polaris-like", 1024, "alltoallv", specs, ("--dist", dist), (size,), tag=tag)
+              for dist, size in (("uniform", "16"), ("powerlaw", "256"), ("normal", "1K"), ("uniform", "1K"))]
+    return cases
+
+
+def plot_auto(data: pd.DataFrame, out: Path) -> str:
+    rows, lines = [], []
+    for (nprocs, workload, size), group in data.groupby(["nprocs", "workload", "requested_size"], sort=False):
+        auto = group[group["requested"] == "auto"]
+        others = group[group["requested"] != "auto"]
+        if auto.empty or others.empty:
+            continue
+        best = others.loc[others["median_us"].idxmin()]
+        ratio = auto["median_us"].iloc[0] / best["median_us"]
+        vendor = others[others["requested"] == "vendor"]["median_us"]
+        label = f"P={nprocs} {workload.split(' [')[0].replace('dist=', '')}" + \
+                (f" S={human(int(size))}" if int(size) >= 0 else "")
+        rows.append((label, ratio))
+        lines.append(f"{label}: auto ran {auto['chosen'].iloc[0]} {auto['median_us'].iloc[0]:.1f} us; best "
+                     f"{best['requested']} {best['median_us']:.1f} us; auto/best {ratio:.3f}"
+                     + (f"; vendor/auto {vendor.iloc[0] / auto['median_us'].iloc[0]:.2f}" if len(vendor) else ""))
+    fig, ax = plt.subplots(figsize=(8, 0.3 * len(rows) + 1.2))
+    ax.barh([r[0] for r in rows], [r[1] for r in rows], color=["tab:green" if r[1] <= 1.10 else "tab:red" for r in rows])
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.axvline(1.1, color="grey", linestyle=":", linewidth=1)
+    ax.invert_yaxis()
+    ax.tick_params(axis="y", labelsize=7)
+    ax.set(xlabel="t(auto) / t(fastest of the candidates), simulated", title="auto against the best, polaris-like")
+    save(fig, out)
+    worst = max(r[1] for r in rows) if rows else float("nan")
+    return "\n".join(lines + [f"worst auto/best: {worst:.3f} over {len(rows)} workloads"])
+
+
 FIGURES = {f.name: f for f in [
     Figure("radix-trends", "TuNA radix trends at P = 1024 (seed 000 Fig. 7)", radix_trend_cases, plot_radix_trends),
     Figure("tuna-vs-vendor", "TuNA (best radix) vs vendor alltoallv over P (seed 000 Figs. 8-9)", vendor_cases,
@@ -400,6 +468,7 @@ FIGURES = {f.name: f for f in [
            sparbit_cases, plot_sparbit),
     Figure("sparse-scaling", "sparse dynamic exchange on real matrices (seed 004 Figs. 5-8)", sparse_cases,
            plot_sparse),
+    Figure("auto-check", "auto against the fastest candidate in the same run (seed 003)", auto_cases, plot_auto),
 ]}
 
 

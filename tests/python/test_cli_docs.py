@@ -55,3 +55,18 @@ def test_missing_build_is_reported(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "build tucoll first" in proc.stderr
+
+
+def test_demo_runs_every_part(build, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    sim_build = os.environ.get("TUCOLL_SIM_BUILD_DIR", str(build.root.parent / "build-sim"))
+    proc = subprocess.run([sys.executable, "-m", "tucoll", "demo", "--build-dir", str(build.root), "--sim-build-dir",
+                           sim_build, "--iters", "3", "--sizes", "64"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for part in ("1. Correctness", "3. An application", "Summary"):
+        assert part in proc.stdout
+    assert (build.root / "demo" / "demo.png").is_file()
+    assert (build.root / "demo" / "transitive_closure.csv").is_file()

@@ -68,3 +68,30 @@ def test_a_timeout_ends_the_simulation_with_a_message():
                "--size", "16K", "--format", "csv")
     assert proc.returncode == 124
     assert "gave up after 1 s" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_application_runs_in_simulation():
+    graph = Path(__file__).resolve().parents[3] / "shared" / "data" / "matrices" / "dwt_162.mtx"
+    if not graph.is_file():
+        pytest.skip(f"{graph} not present")
+    proc = sim("--platform", "polaris-like", "--np", "48", "--program", "transitive_closure", "--", str(graph),
+               "--alg", "vendor", "--alg", "tuna:radix=2", "--alg", "auto", "--check", "--format", "csv")
+    rows = frame(proc)
+    assert "program transitive_closure" in proc.stdout.splitlines()[0]
+    assert list(rows["algorithm"]) == ["vendor", "tuna:radix=2", "auto"]
+    assert (rows["ok"].astype(str) == "1").all() and (rows["paths"] == 26244).all(), rows
+    assert (rows["comm_s"] > 0).all()
+
+
+def test_flow_estimates_follow_the_registry():
+    from tucoll import sim as simulation
+    from tucoll.build import Build
+
+    registry = simulation.registry(Build.find(SIM_BUILD))
+    flows = lambda spec, p, q: simulation.concurrent_flows(registry, "alltoallv", spec, p, q)  # noqa: E731
+    assert flows("linear", 256, 32) == 256 * 255
+    assert flows("tuna:radix=2", 256, 32) == 256
+    assert flows("scattered:block_count=8", 256, 32) == 256 * 8
+    assert flows("tuna_coalesced:radix=2,block_count=0", 256, 32) == 256 * 7  # one message per other node
+    assert flows("tuna_staggered:radix=2,block_count=0", 256, 32) == 256 * 224  # one per rank on other nodes
+    assert flows("vendor", 256, 32) == 0  # unknown: never refused
