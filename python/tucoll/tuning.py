@@ -344,7 +344,10 @@ def entry_rules(fit_result: FitResult, group: pd.DataFrame, features: list[str],
     With two features, the second one's grid is fixed (so that neighbouring rows of the first can
     merge) and its values the first one rules out (outside the ratios seen in the data) take the
     nearest possible value's choice."""
-    specs = sorted(group["spec"].unique())
+    # Candidates: the specs measured on (nearly) every workload of this shape — a spec timed on a
+    # few sizes only would be chosen where the model extrapolates it.
+    coverage = group.groupby("spec")["config"].nunique()
+    specs = sorted(coverage[coverage >= 0.9 * coverage.max()].index)
     grids = [log_grid(group[f].min(), group[f].max()) for f in features]
     cells = list(product(*grids))
     frame = pd.DataFrame(cells, columns=features)
