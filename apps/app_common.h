@@ -46,6 +46,18 @@ inline bool valid_specs(const char *program, const char *collective, const std::
     return true;
 }
 
+// The lowest rank for which `ok` is false, or -1 when it holds everywhere: ranks agree on
+// whether to go on (a file only some ranks can read must not leave the others waiting in a
+// collective), and exactly one rank reports the problem.
+inline int first_failing_rank(bool ok) {
+    int rank = 0, nprocs = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    int first = ok ? nprocs : rank;
+    MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return first == nprocs ? -1 : first;
+}
+
 inline double median(std::vector<double> v) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());

@@ -107,6 +107,12 @@ TEST(TuningTable, RejectsMalformedTables) {
         table_text(entry(4, 4, "{\"below\": 5, \"spec\": \"xor\"}, {\"below\": 5, \"spec\": \"vendor\"}, " + ok)),
         table_text(entry(4, 4, "{\"below\": \"x\", \"spec\": \"vendor\"}")),
         table_text(entry(4, 4, "{\"below\": null}")),
+        // Fields of the wrong type must be messages, not exceptions through the C interface.
+        "{\"format\": 1, \"version\": 1, \"collective\": \"alltoallv\"}",
+        "{\"format\": \"tucoll-tuning-table\", \"version\": 1, \"collective\": null}",
+        "{\"format\": \"tucoll-tuning-table\", \"version\": 1, \"collective\": \"alltoallv\", "
+        "\"features\": [\"max_block\"], \"entries\": [{\"nprocs\": 4, \"ppn\": 4, \"source\": 3, "
+        "\"rules\": [" + ok + "]}]}",
     };
     for (const std::string &text : bad) {
         EXPECT_EQ(parse(text, &t), MPI_ERR_ARG) << text;

@@ -240,7 +240,7 @@ int main(int argc, char **argv) {
     int repeat = 5;
     double tolerance = 1e-10;
     app.add_option("--alg", algs, "alltoallv for the transpose: a tucoll spec, or `mpi` (MPI_Alltoallv, which an "
-                                  "interposer may take); repeatable; default: mpi");
+                                  "interposer may take); repeatable; default: mpi; not with --transpose fftw");
     app.add_option("--problem", problems, "N1 and/or N2 (default both)")->check(CLI::IsMember({"N1", "N2"}));
     app.add_option("--transpose", transpose, "alltoallv (this program's transpose) or fftw (FFTW plans everything)")
         ->check(CLI::IsMember({"alltoallv", "fftw"}));
@@ -250,7 +250,14 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return rc;
     }
-    if (algs.empty() || transpose == "fftw") algs = {transpose == "fftw" ? "fftw" : "mpi"};
+    if (transpose == "fftw" && !algs.empty()) {
+        // FFTW calls MPI_Alltoall(v) itself: only the interposer (TUCOLL_ALLTOALLV) chooses there.
+        if (me == 0) std::fprintf(stderr, "fft: --alg applies to --transpose alltoallv; with fftw, preload "
+                                          "libtucoll_preload.so and choose with TUCOLL_ALLTOALLV\n");
+        MPI_Finalize();
+        return 2;
+    }
+    if (algs.empty()) algs = {transpose == "fftw" ? "fftw" : "mpi"};
     if (!tucoll::apps::valid_specs("fft", "alltoallv", algs, {"mpi", "fftw"})) {
         MPI_Finalize();
         return 2;

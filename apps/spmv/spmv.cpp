@@ -153,8 +153,9 @@ int main(int argc, char **argv) {
     SparseMatrix a;
     std::string err = tucoll::bench::read_matrix_market(path, &a);
     if (err.empty() && a.rows != a.cols) err = path + " is not square";
-    if (!err.empty() || !tucoll::apps::valid_specs("spmv", "alltoallv_crs", algs)) {
-        if (me == 0 && !err.empty()) std::fprintf(stderr, "spmv: %s\n", err.c_str());
+    const int failing = tucoll::apps::first_failing_rank(err.empty());
+    if (failing >= 0 || !tucoll::apps::valid_specs("spmv", "alltoallv_crs", algs)) {
+        if (me == failing) std::fprintf(stderr, "spmv: %s\n", err.c_str());
         MPI_Finalize();
         return 2;
     }

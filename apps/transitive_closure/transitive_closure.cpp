@@ -196,8 +196,9 @@ int main(int argc, char **argv) {
     if (algs.empty()) algs = {"auto"};
     Graph g;
     const std::string err = read_graph(graph_path, &g);
-    if (!err.empty() || !tucoll::apps::valid_specs("transitive_closure", "alltoallv", algs, {"mpi"})) {
-        if (me == 0 && !err.empty()) std::fprintf(stderr, "transitive_closure: %s\n", err.c_str());
+    const int failing = tucoll::apps::first_failing_rank(err.empty());
+    if (failing >= 0 || !tucoll::apps::valid_specs("transitive_closure", "alltoallv", algs, {"mpi"})) {
+        if (me == failing) std::fprintf(stderr, "transitive_closure: %s\n", err.c_str());
         MPI_Finalize();
         return 2;
     }

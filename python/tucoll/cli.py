@@ -92,7 +92,8 @@ def cmd_figure(args: argparse.Namespace) -> int:
         fig = figures.FIGURES[name]
         if not args.plot_only:
             # Plain flushed lines: progress must show when the output goes to a log file.
-            figures.run_figure(build, fig, args.timeout, lambda text: print(text, flush=True))
+            figures.run_figure(build, fig, args.timeout, lambda text: print(text, flush=True),
+                               set(args.np) if args.np else None)
         out, summary = figures.render(fig, registry)
         console.print(f"[bold]{fig.title}[/bold] -> {out.relative_to(sim.REPO_ROOT)} (simulated times)")
         console.print(summary, markup=False, highlight=False)
@@ -295,6 +296,9 @@ def parser() -> argparse.ArgumentParser:
     fg.add_argument("names", nargs="+", help="figure names, `all`, or `list`")
     fg.add_argument("--plot-only", action="store_true", help="plot from the stored results, simulate nothing")
     fg.add_argument("--timeout", type=float, help="give up on one simulation after this many seconds")
+    fg.add_argument("--np", type=lambda text: [int(p) for p in text.split(",")],
+                    help="simulate only the cases at these numbers of ranks (comma-separated), e.g. to split a "
+                         "figure over two processes; the figure is drawn from all stored cases")
     fg.set_defaults(func=cmd_figure)
 
     sw = with_build(sub.add_parser(

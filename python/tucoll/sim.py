@@ -174,6 +174,11 @@ def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str],
     env["TUCOLL_SIM_COPY_BW"] = repr(run.platform.copy_bandwidth)
     env["TUCOLL_SIM_SHARED_BUFFERS"] = "1" if run.shared_buffers else "0"
     env.pop("TUCOLL_PPN", None)  # nodes come from the hostfile
+    # SMPI runs a private copy of the binary per rank (privatization), so the library cannot find
+    # the build's table beside itself: name it, unless the caller chose one.
+    table = build.root / "share" / "tucoll" / "tuning" / "default.json"
+    if "TUCOLL_TUNING_FILE" not in env and table.is_file():
+        env["TUCOLL_TUNING_FILE"] = str(table)
     return cmd, env
 
 

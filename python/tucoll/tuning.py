@@ -113,7 +113,7 @@ def analyze(data: pd.DataFrame, redundancy: float = 0.95) -> Analysis:
     if second:
         features.append(second[0].statistic)
         reason += (f"; {second[0].statistic} (rho = {second[0].rho:.3f}) is the strongest of the others that is not "
-                   f"redundant with it (|rho| between them {abs(correlation.loc[second[0].statistic, features[0]]):.2f}"
+                   f"redundant with it (|rho| between them {abs(correlation.loc[second[0].statistic, features[0]]):.3f}"
                    f" < {redundancy}), and tells workloads with the same {features[0]} apart")
     overall = ranking.iloc[0]
     if overall["statistic"] not in RUNTIME_FEATURES:
@@ -154,8 +154,8 @@ def design(data: pd.DataFrame, features: list[str], algorithms: list[str], sourc
     x["log2_p"] = np.log2(data["nprocs"])
     x["log2_q"] = np.log2(data["ppn"])
     x["log2_nodes"] = np.log2(np.ceil(data["nprocs"] / data["ppn"]))
-    for f in features:
-        x["log2_" + f] = np.log2(1.0 + data[f])
+    for f in features:  # signed: skew_block can be negative
+        x["log2_" + f] = np.sign(data[f]) * np.log2(1.0 + data[f].abs())
     parts = data["spec"].map(spec_parts)
     names = parts.map(lambda p: p[0])
     for alg in algorithms:

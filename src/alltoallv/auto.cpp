@@ -5,6 +5,7 @@
 // scan of a few rules: microseconds, no model evaluation.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -21,28 +22,40 @@ namespace {
 // "could not load it" flag.
 enum Field { kMaxBlock, kBusiest, kTotal, kPrint, kNegPrint, kProblem, kFields };
 
+// One element of a contiguous type of kFields doubles: MPI may hand a user-defined operation any
+// whole number of elements, and with MPI_DOUBLE a segmenting allreduce could split a record.
 void combine(void *in, void *inout, int *len, MPI_Datatype *) {
     const double *a = static_cast<const double *>(in);
     double *b = static_cast<double *>(inout);
-    for (int i = 0; i + kFields <= *len; i += kFields) {
+    for (int64_t i = 0; i < static_cast<int64_t>(*len) * kFields; i += kFields) {
         for (int f = 0; f < kFields; ++f) b[i + f] = f == kTotal ? b[i + f] + a[i + f] : std::max(b[i + f], a[i + f]);
     }
 }
 
-// The reduction operator, created once per communicator and freed with its context.
+// The reduction's operator and record type, created once per communicator and freed with its
+// context.
 struct SummaryOp {
     MPI_Op op = MPI_OP_NULL;
+    MPI_Datatype record = MPI_DATATYPE_NULL;
     ~SummaryOp() {
         int finalized = 0;
         MPI_Finalized(&finalized);
-        if (op != MPI_OP_NULL && !finalized) MPI_Op_free(&op);
+        if (finalized) return;
+        if (op != MPI_OP_NULL) MPI_Op_free(&op);
+        if (record != MPI_DATATYPE_NULL) MPI_Type_free(&record);
     }
 };
 
 int reduce_summary(Context &ctx, const double local[kFields], double global[kFields]) {
     SummaryOp &s = ctx.workspace<SummaryOp>();
+    if (s.record == MPI_DATATYPE_NULL) {
+        MPI_Datatype record;
+        TUCOLL_MPI(MPI_Type_contiguous(kFields, MPI_DOUBLE, &record));
+        TUCOLL_MPI(MPI_Type_commit(&record));
+        s.record = record;
+    }
     if (s.op == MPI_OP_NULL) TUCOLL_MPI(MPI_Op_create(combine, /*commute=*/1, &s.op));
-    TUCOLL_MPI(MPI_Allreduce(local, global, kFields, MPI_DOUBLE, s.op, ctx.comm()));
+    TUCOLL_MPI(MPI_Allreduce(local, global, 1, s.record, s.op, ctx.comm()));
     return MPI_SUCCESS;
 }
 

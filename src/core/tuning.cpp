@@ -113,6 +113,17 @@ std::string parse_rules(const nlohmann::json &rules, size_t depth, size_t featur
 
 int TuningTable::parse(const std::string &text, const std::string &origin, const std::string &collective,
                        std::shared_ptr<const TuningTable> *out) {
+    // nlohmann::json throws on a field of the wrong type ("format": 1); no exception may leave
+    // the library through its C interface.
+    try {
+        return parse_document(text, origin, collective, out);
+    } catch (const nlohmann::json::exception &e) {
+        return fail(MPI_ERR_ARG, "tuning table " + origin + ": " + e.what());
+    }
+}
+
+int TuningTable::parse_document(const std::string &text, const std::string &origin, const std::string &collective,
+                                std::shared_ptr<const TuningTable> *out) {
     auto bad = [&](const std::string &why) { return fail(MPI_ERR_ARG, "tuning table " + origin + ": " + why); };
     nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded() || !doc.is_object()) return bad("not a JSON object");
@@ -244,12 +255,15 @@ void load_tuning_table(const std::string &collective, std::shared_ptr<const Tuni
     if (env != nullptr && *env != '\0') {
         path = env;
     } else {
-        for (const std::string &candidate : default_table_paths()) {
-            if (std::ifstream(candidate).good()) {
-                path = candidate;
-                break;
+        // Searched once per process: a metadata lookup per call and rank would be slow on a
+        // shared file system, and one rank's transient failure would look like a different table.
+        static const std::string found = [] {
+            for (const std::string &candidate : default_table_paths()) {
+                if (std::ifstream(candidate).good()) return candidate;
             }
-        }
+            return std::string();
+        }();
+        path = found;
     }
     if (path.empty()) {
         table->reset();

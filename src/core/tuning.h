@@ -62,6 +62,9 @@ class TuningTable {
     double fingerprint() const { return fingerprint_; }
 
   private:
+    static int parse_document(const std::string &text, const std::string &origin, const std::string &collective,
+                              std::shared_ptr<const TuningTable> *out);
+
     std::string origin_;
     std::vector<TuningFeature> features_;
     std::string fallback_ = "vendor";

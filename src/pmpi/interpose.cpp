@@ -72,6 +72,14 @@ std::set<std::string> *logged_on(MPI_Comm comm) {
     return set;
 }
 
+// MPI_COMM_WORLD exists only where the world model initialised MPI (not in a sessions-only
+// program); the log names world ranks only then.
+bool world_initialized() {
+    int initialized = 0;
+    PMPI_Initialized(&initialized);
+    return initialized != 0;
+}
+
 void log_choice(const char *collective, MPI_Comm comm) {
     int rank = 0, size = 1;
     PMPI_Comm_rank(comm, &rank);
@@ -80,14 +88,18 @@ void log_choice(const char *collective, MPI_Comm comm) {
     if (tucoll_get_stats(comm, &stats) != MPI_SUCCESS) return;
     std::set<std::string> *seen = logged_on(comm);
     if (seen == nullptr || !seen->insert(std::string(collective) + " " + stats.algorithm).second) return;
-    int world_rank = 0;
     PMPI_Comm_size(comm, &size);
-    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    char leader[48] = "";
+    if (world_initialized()) {
+        int world_rank = 0;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+        std::snprintf(leader, sizeof leader, ", led by world rank %d", world_rank);
+    }
     char name[MPI_MAX_OBJECT_NAME] = "";
     int length = 0;
     PMPI_Comm_get_name(comm, name, &length);
-    std::fprintf(stderr, "[tucoll] %s on %s (P=%d, led by world rank %d): %s (%s)\n", collective,
-                 length > 0 ? name : "a communicator", size, world_rank, stats.algorithm, stats.path);
+    std::fprintf(stderr, "[tucoll] %s on %s (P=%d%s): %s (%s)\n", collective, length > 0 ? name : "a communicator",
+                 size, leader, stats.algorithm, stats.path);
     std::fflush(stderr);
 }
 
@@ -107,7 +119,7 @@ void announce_disabled() {
     static std::once_flag once;
     std::call_once(once, [] {
         int rank = 0;
-        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (world_initialized()) PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0) std::fprintf(stderr, "[tucoll] TUCOLL_DISABLE is set: every collective goes to the MPI library\n");
     });
 }
@@ -151,21 +163,58 @@ TUCOLL_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatyp
 // Open MPI's Fortran wrappers call PMPI_* and would bypass the C functions above, so the Fortran
 // symbols are defined here too. Fortran's MPI_IN_PLACE and MPI_BOTTOM are the addresses of
 // common blocks whose names depend on the MPI library; where they are not Open MPI's
-// (mpi_fortran_in_place_, mpi_fortran_bottom_), the call goes to the library's own binding.
+// (mpi_fortran_in_place and mpi_fortran_bottom, in any of the four spellings), the call goes to
+// the library's own binding.
 
 extern "C" {
-extern int mpi_fortran_in_place_ __attribute__((weak));
-extern int mpi_fortran_bottom_ __attribute__((weak));
+#define TUCOLL_FORTRAN_MARKER(lower, upper)                  \
+    extern int lower __attribute__((weak));                 \
+    extern int lower##_ __attribute__((weak));              \
+    extern int lower##__ __attribute__((weak));             \
+    extern int upper __attribute__((weak));
+TUCOLL_FORTRAN_MARKER(mpi_fortran_in_place, MPI_FORTRAN_IN_PLACE)
+TUCOLL_FORTRAN_MARKER(mpi_fortran_bottom, MPI_FORTRAN_BOTTOM)
+#undef TUCOLL_FORTRAN_MARKER
 }
 
 namespace {
 
-bool fortran_layout_known() { return &mpi_fortran_in_place_ != nullptr && &mpi_fortran_bottom_ != nullptr; }
+const int *const kInPlace[] = {&mpi_fortran_in_place, &mpi_fortran_in_place_, &mpi_fortran_in_place__,
+                               &MPI_FORTRAN_IN_PLACE};
+const int *const kBottom[] = {&mpi_fortran_bottom, &mpi_fortran_bottom_, &mpi_fortran_bottom__,
+                              &MPI_FORTRAN_BOTTOM};
+
+bool is_marker(const void *fortran, const int *const (&spellings)[4]) {
+    for (const int *marker : spellings) {
+        if (marker != nullptr && fortran == marker) return true;
+    }
+    return false;
+}
+
+bool fortran_layout_known() {
+    auto any = [](const int *const (&spellings)[4]) {
+        for (const int *marker : spellings) {
+            if (marker != nullptr) return true;
+        }
+        return false;
+    };
+    return any(kInPlace) && any(kBottom);
+}
 
 const void *c_buffer(const void *fortran) {
-    if (fortran == &mpi_fortran_in_place_) return MPI_IN_PLACE;
-    if (fortran == &mpi_fortran_bottom_) return MPI_BOTTOM;
+    if (is_marker(fortran, kInPlace)) return MPI_IN_PLACE;
+    if (is_marker(fortran, kBottom)) return MPI_BOTTOM;
     return fortran;
+}
+
+// Neither Open MPI's markers nor the library's own binding: the buffers cannot be translated
+// safely (MPI_IN_PLACE would be read as data), so the call fails with a message.
+MPI_Fint unknown_fortran_layout(const char *binding) {
+    std::fprintf(stderr, "[tucoll] %s: this MPI's Fortran MPI_IN_PLACE/MPI_BOTTOM are unknown to the interposer and "
+                 "its own Fortran binding was not found; set TUCOLL_DISABLE=1 for Fortran programs on this MPI\n",
+                 binding);
+    std::fflush(stderr);
+    return MPI_ERR_INTERN;
 }
 
 template <class Fn>
@@ -187,6 +236,8 @@ void fortran_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, M
         if (auto f = library_binding<FAlltoallv>("pmpi_alltoallv_")) {
             return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
         }
+        *ierr = unknown_fortran_layout("mpi_alltoallv");
+        return;
     }
     *ierr = MPI_Alltoallv(c_buffer(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype),
                           const_cast<void *>(c_buffer(recvbuf)), recvcounts, rdispls, PMPI_Type_f2c(*recvtype),
@@ -199,6 +250,8 @@ void fortran_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, v
         if (auto f = library_binding<FAllgather>("pmpi_allgather_")) {
             return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
         }
+        *ierr = unknown_fortran_layout("mpi_allgather");
+        return;
     }
     *ierr = MPI_Allgather(c_buffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), const_cast<void *>(c_buffer(recvbuf)),
                           *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
@@ -210,6 +263,8 @@ void fortran_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, 
         if (auto f = library_binding<FAllgatherv>("pmpi_allgatherv_")) {
             return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
         }
+        *ierr = unknown_fortran_layout("mpi_allgatherv");
+        return;
     }
     *ierr = MPI_Allgatherv(c_buffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype),
                            const_cast<void *>(c_buffer(recvbuf)), recvcounts, displs, PMPI_Type_f2c(*recvtype),

@@ -39,6 +39,22 @@ def test_simulated_results_are_correct_and_deterministic():
     assert first.stdout == second.stdout, "two simulations of the same run must print the same times"
 
 
+def test_auto_uses_the_build_table_in_simulation():
+    # SMPI runs a private copy of the binary per rank: the table must still be found, and auto
+    # must run what the table says for the workload's statistics.
+    import json
+
+    from tucoll import tuning
+
+    rows = frame(sim("--platform", "polaris-like", "--np", "64", "--", "alltoallv", "--alg", "auto", "--dist",
+                     "powerlaw", "--size", "256", "--iters", "1", "--check", "--format", "csv"))
+    auto = rows.iloc[0]
+    assert auto["ok"] == "1" and "default.json P=64 Q=32" in auto["path"], auto["path"]
+    table = json.loads((SIM_BUILD / "share" / "tucoll" / "tuning" / "default.json").read_text())
+    expected = tuning.lookup(table, 64, 32, [float(auto[f]) for f in table["features"]])
+    assert auto["chosen"] == expected
+
+
 def test_allgather_and_sparse_run_in_simulation():
     rows = frame(sim("--platform", "yahoo-like", "--np", "24", "--mapping", "cyclic", "--", "allgather", "--size",
                      "1K", "--format", "csv"))

@@ -144,6 +144,16 @@ def test_analysis_finds_the_feature_that_separates_workloads(synthetic_dataset):
     assert analysis.correlation.shape[0] == analysis.correlation.shape[1]
 
 
+def test_design_keeps_negative_statistics_finite(synthetic_dataset):
+    # skew_block is negative for left-skewed workloads (a few small blocks among large ones).
+    data = tuning.load([synthetic_dataset])
+    data["skew_block"] = -data["skew_block"] - 0.5
+    x = tuning.design(data, ["mean_block", "skew_block"], sorted(data["spec"].map(lambda s: tuning.spec_parts(s)[0])
+                                                                 .unique()), ["synthetic"])
+    assert np.isfinite(x.to_numpy(dtype=float)).all()
+    assert (x["log2_skew_block"] < 0).all()
+
+
 def test_fit_reports_every_model_and_trees_choose_well(synthetic_dataset):
     data = tuning.load([synthetic_dataset])
     fit = tuning.fit(data, ["mean_block", "max_block"], seed=0)
