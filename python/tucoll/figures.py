@@ -53,13 +53,16 @@ class Case:
     # results are not checked (the same cases are checked at small P by the tests).
     shared_buffers: bool = True
     # Part of the stored key but not of the run: what else the results depend on (the tuning
-    # table's fingerprint for `auto`), so that they are simulated again when it changes.
+    # table's fingerprint for `auto`), so that they are simulated again when it changes; only for
+    # `tagged` specs when given (the others do not depend on it).
     tag: str = ""
+    tagged: tuple[str, ...] | None = None
 
     def resolved_ppn(self) -> int:
         return self.ppn or sim.Platform.load(self.platform).ranks_per_node
 
-    def workload_label(self) -> str:
+    def workload_label(self, spec: str | None = None) -> str:
+        """The workload as stored; with the tag where `spec` (any, when None) depends on it."""
         args = list(self.workload)
         if "--matrix" in args:
             label = "matrix=" + Path(args[args.index("--matrix") + 1]).stem
@@ -69,12 +72,13 @@ class Case:
             args[args.index("--dist") + 1] = "file:" + Path(dist[5:].split(":")[0]).stem + \
                                                "".join(":" + o for o in dist[5:].split(":")[1:])
         label = " ".join(a.lstrip("-") for a in args).replace(" ", "=", 1)
-        return label + (f" [{self.tag}]" if self.tag else "")
+        tagged = self.tag and (spec is None or self.tagged is None or spec in self.tagged)
+        return label + (f" [{self.tag}]" if tagged else "")
 
     def keys(self) -> list[tuple]:
         sizes = [size_bytes(s) for s in self.sizes] or [-1]
         return [(self.platform, self.nprocs, self.resolved_ppn(), self.mapping, self.collective,
-                 self.workload_label(), size, spec) for size in sizes for spec in self.specs]
+                 self.workload_label(spec), size, spec) for size in sizes for spec in self.specs]
 
     def bench_args(self, specs: list[str], sizes: list[str]) -> list[str]:
         args = [self.collective]
@@ -138,7 +142,7 @@ def run_case(build: Build, case: Case, done: set[tuple], timeout: float | None) 
     # tucoll-bench prints sizes in turn and, within a size, the algorithms in --alg order.
     rows.insert(0, "requested", [spec for _ in requested_sizes for spec in specs])
     rows["requested_size"] = [size for size in requested_sizes for _ in specs]
-    rows.insert(0, "workload", case.workload_label())
+    rows.insert(0, "workload", [case.workload_label(spec) for _ in requested_sizes for spec in specs])
     rows.insert(0, "platform", case.platform)
     rows["ppn"] = case.resolved_ppn()
     rows["sim_wall_s"] = round(wall, 1)
@@ -425,25 +429,27 @@ def auto_cases(registry: dict) -> list[Case]:
     patterns (scaled) at P = 256, the seed distributions at P = 1024 (fewer: each vendor call there
     costs minutes to simulate)."""
     tag, specs = table_tag(), ("auto",) + AUTO_CANDIDATES
-    # 4 KiB blocks only for uniform: that case alone costs 8 minutes of simulation here.
+    # 4 KiB blocks not for the FFT shapes: each such case costs 5-8 minutes of simulation here.
     cases = [Case("polaris-like", 256, "alltoallv", specs, ("--dist", dist),
-                  ("16", "256", "4K") if dist == "uniform" else ("16", "256"), tag=tag)
+                  ("16", "256") if dist.startswith("fft") else ("16", "256", "4K"), tag=tag, tagged=("auto",))
              for dist in ("uniform", "normal", "powerlaw", "fft1", "fft2")]
     pattern = PATTERNS / "pattern_256.txt"
     if pattern.is_file():  # blocks up to 7.5 MB: scaled to at most 750 B and 7.5 KiB
         cases += [Case("polaris-like", 256, "alltoallv", specs, ("--dist", f"file:{pattern}:scale={scale}"), (),
-                       tag=tag) for scale in ("0.0001", "0.001")]
+                       tag=tag, tagged=("auto",)) for scale in ("0.0001", "0.001")]
     # At P = 1024 the specs of the sweep behind the table there (vendor, bruck2, tuna,
     # tuna_coalesced) without the all-at-once inter-node phase (block_count=0: 31 744 flows at
     # once, tens of minutes per call to simulate).
     specs = tuple(s for s in specs if "block_count=0" not in s and not s.startswith(("pairwise", "scattered")))
-    cases += [Case("polaris-like", 1024, "alltoallv", specs, ("--dist", dist), (size,), tag=tag)
+    cases += [Case("polaris-like", 1024, "alltoallv", specs, ("--dist", dist), (size,), tag=tag, tagged=("auto",))
               for dist, size in (("uniform", "16"), ("powerlaw", "256"), ("normal", "1K"))]
     return cases
 
 
 def plot_auto(data: pd.DataFrame, out: Path) -> str:
     rows, lines = [], []
+    # auto's rows carry the table's fingerprint in their workload label, the candidates' do not.
+    data = data.assign(workload=data["workload"].str.split(" [", regex=False).str[0])
     for (nprocs, workload, size), group in data.groupby(["nprocs", "workload", "requested_size"], sort=False):
         auto = group[group["requested"] == "auto"]
         others = group[group["requested"] != "auto"]
@@ -452,7 +458,7 @@ def plot_auto(data: pd.DataFrame, out: Path) -> str:
         best = others.loc[others["median_us"].idxmin()]
         ratio = auto["median_us"].iloc[0] / best["median_us"]
         vendor = others[others["requested"] == "vendor"]["median_us"]
-        label = f"P={nprocs} {workload.split(' [')[0].replace('dist=', '')}" + \
+        label = f"P={nprocs} {workload.replace('dist=', '')}" + \
                 (f" S={human(int(size))}" if int(size) >= 0 else "")
         vendor_ratio = vendor.iloc[0] / best["median_us"] if len(vendor) else float("nan")
         rows.append((label, ratio, vendor_ratio))
