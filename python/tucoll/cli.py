@@ -187,22 +187,23 @@ def cmd_table(args: argparse.Namespace) -> int:
     console = make_console()
     data = tuning.load(args.datasets)
     features = args.features.split(",") if args.features else tuning.analyze(data).table_features
+    sharing = tuning.sharing_algorithms(registry(Build.find(args.build_dir)))
     fits = {}
     for source, part in data.groupby("source"):
         console.print(f"[bold]{source}[/bold]: fitting {len(part)} rows ({part['config'].nunique()} workloads)")
-        fits[source] = tuning.fit(part.reset_index(drop=True), features, seed=args.seed)
+        fits[source] = tuning.fit(part.reset_index(drop=True), features, seed=args.seed, sharing=sharing)
         print_fit(fits[source], console)
-        held_out = tuning.build_table({source: fits[source]}, features, refit=False)
+        held_out = tuning.build_table({source: fits[source]}, features, refit=False, sharing=sharing)
         test = fits[source].data[fits[source].masks["test"]]
-        r = tuning.table_regret(held_out, test)
+        r = tuning.table_regret(held_out, test, sharing)
         console.print(f"{source}: the table from the {fits[source].chosen} model fitted on the training split, on the "
                       f"{len(r)} test workloads: regret geomean {tuning.geomean(r):.4f}, p95 "
                       f"{np.percentile(r, 95):.4f}, max {r.max():.3f}")
     provenance = {"by": "tucoll table", "datasets": [str(p) for p in args.datasets],
                   "models": {s: f.chosen for s, f in fits.items()}, "seed": args.seed}
-    table = tuning.build_table(fits, features, fallback=args.fallback, provenance=provenance)
+    table = tuning.build_table(fits, features, fallback=args.fallback, provenance=provenance, sharing=sharing)
     tuning.write_table(table, Path(args.output))
-    r = tuning.table_regret(table, data)
+    r = tuning.table_regret(table, data, sharing)
     console.print(f"{args.output}: {len(table['entries'])} entries keyed by {', '.join(features)}; on all {len(r)} "
                   f"workloads of "
                   f"the dataset (in sample): regret geomean {tuning.geomean(r):.4f}, p95 {np.percentile(r, 95):.4f}")
@@ -212,7 +213,11 @@ def cmd_table(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from tucoll.tuning_report import write_report
 
-    report = write_report(args.datasets, Path(args.out), Path(args.table) if args.table else None, seed=args.seed)
+    from tucoll import tuning
+
+    sharing = tuning.sharing_algorithms(registry(Build.find(args.build_dir)))
+    report = write_report(args.datasets, Path(args.out), Path(args.table) if args.table else None, seed=args.seed,
+                          sharing=sharing)
     print(f"{report}: written with its figures")
     return 0
 
@@ -366,19 +371,21 @@ def parser() -> argparse.ArgumentParser:
                                                         "per model as JSON")
     ft.set_defaults(func=cmd_fit)
 
-    tb = with_model_options(with_datasets(sub.add_parser(
+    tb = with_build(with_model_options(with_datasets(sub.add_parser(
         "table", help="write the lookup table the library's `auto` alltoallv reads",
         description="Fits the models per source (machine) in the datasets on the runtime features, and writes a "
                     "table with one entry per (source, P, ranks per node): the spec the chosen model predicts fastest "
-                    "over a grid of the features. Format: docs/TUNING.md.")))
+                    "over a grid of the features, counting for specs that cannot take auto's allreduce in place of "
+                    "their own reduction an estimate of it (the build's registry says which can). Format: "
+                    "docs/TUNING.md."))))
     tb.add_argument("-o", "--output", required=True, help="the JSON table to write (e.g. tuning/default.json)")
     tb.add_argument("--features", help="key the table by these (one or two of busiest_mean_block, max_block, "
                                        "mean_block, comma-separated; default: the analysis's choice)")
     tb.add_argument("--fallback", default="vendor", help="spec run where the table's choice is invalid (default vendor)")
     tb.set_defaults(func=cmd_table)
 
-    rp = with_model_options(with_datasets(sub.add_parser(
-        "report", help="one page (Markdown + PNGs) on a sweep, its analysis, the models, their regret and the table")))
+    rp = with_build(with_model_options(with_datasets(sub.add_parser(
+        "report", help="one page (Markdown + PNGs) on a sweep, its analysis, the models, their regret and the table"))))
     rp.add_argument("--out", default=str(REPO_ROOT / "docs" / "tuning"), help="directory for REPORT.md and its PNGs")
     rp.add_argument("--table", help="a tuning table to show and measure (e.g. tuning/default.json)")
     rp.set_defaults(func=cmd_report)

@@ -211,15 +211,18 @@ def mape(measured: np.ndarray, predicted: np.ndarray) -> float:
     return float(np.mean(np.abs(predicted - measured) / measured) * 100.0)
 
 
-def regrets(data: pd.DataFrame, predicted: np.ndarray) -> np.ndarray:
-    """t(spec predicted fastest) / t(fastest measured), per configuration with two or more specs."""
+def regrets(data: pd.DataFrame, predicted: np.ndarray, charges: np.ndarray | None = None) -> np.ndarray:
+    """t(spec predicted fastest) / t(fastest measured), per configuration with two or more specs;
+    with `charges` (µs per row, see row_charges) both the choice and its time include them."""
+    c = np.zeros(len(data)) if charges is None else charges
     frame = pd.DataFrame({"config": data["config"].to_numpy(), "t": data["median_us"].to_numpy(),
-                          "p": predicted})
+                          "p": predicted + c, "c": c})
     out = []
     for _, group in frame.groupby("config", sort=False):
         if len(group) < 2:
             continue
-        out.append(group["t"].iloc[int(np.argmin(group["p"].to_numpy()))] / group["t"].min())
+        i = int(np.argmin(group["p"].to_numpy()))
+        out.append((group["t"].iloc[i] + group["c"].iloc[i]) / group["t"].min())
     return np.array(out)
 
 
@@ -281,7 +284,10 @@ def describe(family: str, model) -> str:
 
 
 def fit(data: pd.DataFrame, features: list[str], seed: int = 0, families: list[str] | None = None,
-        progress=None) -> FitResult:
+        progress=None, sharing: set[str] | None = None) -> FitResult:
+    """Every family on the 70/10/20 split. Regret is that of choosing the spec predicted fastest;
+    with `sharing` it is auto's (each spec's time plus the reduction auto adds to it, see
+    reduction_charges), which is what a table built from the model will cost."""
     algorithms = sorted({spec_parts(s)[0] for s in data["spec"]})
     sources = sorted(data["source"].unique())
     masks = split_configs(data, seed)
@@ -290,6 +296,7 @@ def fit(data: pd.DataFrame, features: list[str], seed: int = 0, families: list[s
     x = design(data, features, algorithms, sources).to_numpy()
     y = np.log(data["median_us"].to_numpy())
     t = data["median_us"].to_numpy()
+    charges = row_charges(data, sharing)
     results = {}
     for name, candidates in model_grid(seed).items():
         if families and name not in families:
@@ -299,13 +306,13 @@ def fit(data: pd.DataFrame, features: list[str], seed: int = 0, families: list[s
             model.fit(x[masks["train"]], y[masks["train"]])
             pred = np.exp(model.predict(x[masks["validation"]]))
             score = (mape(t[masks["validation"]], pred),
-                     geomean(regrets(data[masks["validation"]], pred)))
+                     geomean(regrets(data[masks["validation"]], pred, charges[masks["validation"]])))
             if best is None or score[0] < best[1][0]:
                 best = (model, score)
         model, (val_mape, val_regret) = best
         pred = np.exp(model.predict(x[masks["test"]]))
         test = data[masks["test"]]
-        r = regrets(test, pred)
+        r = regrets(test, pred, charges[masks["test"]])
         results[name] = ModelResult(name, model, describe(name, model), val_mape, val_regret, mape(t[masks["test"]], pred),
                                     geomean(r), float(np.percentile(r, 95)), float(r.max()), int(masks["test"].sum()),
                                     len(r), r, pred)
@@ -339,8 +346,64 @@ def merge_rules(grid: np.ndarray, choices: list) -> list[dict]:
     return rules
 
 
-def entry_rules(fit_result: FitResult, group: pd.DataFrame, features: list[str], model) -> list[dict]:
-    """The spec the model predicts fastest over a log grid of the features, as (nested) rules.
+def sharing_algorithms(registry: dict) -> set[str]:
+    """The alltoallv algorithms that take auto's reduction in place of their own (the registry's
+    `reduces_max_block`): choosing them costs auto nothing beyond the algorithm itself."""
+    return {a["name"] for a in registry["collectives"]["alltoallv"]["algorithms"] if a.get("reduces_max_block")}
+
+
+def shares_reduction(spec: str, nprocs: int, ppn: int, sharing: set[str]) -> bool:
+    name, params = spec_parts(spec)
+    if name not in sharing:
+        return False
+    # TuNA whose radix reaches every peer directly needs no M (flat: P - 1 peers; hierarchical on
+    # one node: Q - 1), and makes no reduction for auto's to replace.
+    radix = params.get("radix", 2)
+    if name == "tuna":
+        return radix < nprocs - 1
+    if name in ("tuna_coalesced", "tuna_staggered") and nprocs <= ppn:
+        return radix < ppn - 1
+    return True
+
+
+def reduction_cost(group: pd.DataFrame) -> float:
+    """auto's allreduce at this shape, in µs, estimated from the data: half the fastest time
+    measured on the smallest workload. A tiny alltoallv is latency-bound like an allreduce of a
+    few bytes and takes at least as many rounds (simulated polaris-like, P = 256: 23 µs estimated,
+    20 µs measured as auto's time minus that of the spec it ran)."""
+    smallest = group[group["max_block"] == group["max_block"].min()]
+    return 0.5 * float(smallest["median_us"].min()) if not smallest.empty else 0.0
+
+
+def reduction_charges(specs: list[str], group: pd.DataFrame, sharing: set[str] | None) -> np.ndarray:
+    """What auto adds to each spec's own time: its allreduce, except for the specs that take the
+    result in place of their own reduction. Zero throughout without `sharing`."""
+    if sharing is None:
+        return np.zeros(len(specs))
+    nprocs, ppn, cost = int(group["nprocs"].iloc[0]), int(group["ppn"].iloc[0]), reduction_cost(group)
+    return np.array([0.0 if shares_reduction(s, nprocs, ppn, sharing) else cost for s in specs])
+
+
+def row_charges(data: pd.DataFrame, sharing: set[str] | None) -> np.ndarray:
+    """reduction_charges for every row of `data` (zeros without `sharing`)."""
+    out = np.zeros(len(data))
+    if sharing is None:
+        return out
+    for rows in data.groupby(["source", "nprocs", "ppn"]).indices.values():
+        group = data.iloc[rows]
+        out[rows] = reduction_charges(list(group["spec"]), group, sharing)
+    return out
+
+
+# The table samples the model at 2^(k/8) bytes: with 4 points per octave a workload can sit 9 %
+# from the point its rule was chosen at, enough to flip close choices.
+TABLE_STEPS_PER_OCTAVE = 8
+
+
+def entry_rules(fit_result: FitResult, group: pd.DataFrame, features: list[str], model,
+                sharing: set[str] | None = None) -> list[dict]:
+    """The spec the model predicts fastest under auto (its time plus what auto adds to it, see
+    reduction_charges) over a log grid of the features, as (nested) rules.
     With two features, the second one's grid is fixed (so that neighbouring rows of the first can
     merge) and its values the first one rules out (outside the ratios seen in the data) take the
     nearest possible value's choice."""
@@ -348,14 +411,15 @@ def entry_rules(fit_result: FitResult, group: pd.DataFrame, features: list[str],
     # few sizes only would be chosen where the model extrapolates it.
     coverage = group.groupby("spec")["config"].nunique()
     specs = sorted(coverage[coverage >= 0.9 * coverage.max()].index)
-    grids = [log_grid(group[f].min(), group[f].max()) for f in features]
+    grids = [log_grid(group[f].min(), group[f].max(), TABLE_STEPS_PER_OCTAVE) for f in features]
     cells = list(product(*grids))
     frame = pd.DataFrame(cells, columns=features)
     first = group.iloc[0]
     frame = frame.loc[frame.index.repeat(len(specs))].reset_index(drop=True)
     frame["spec"] = specs * len(cells)
     frame["source"], frame["nprocs"], frame["ppn"] = first["source"], first["nprocs"], first["ppn"]
-    predicted = model.predict(fit_result.x(frame).to_numpy()).reshape(len(cells), len(specs))
+    predicted = np.exp(model.predict(fit_result.x(frame).to_numpy()).reshape(len(cells), len(specs)))
+    predicted += reduction_charges(specs, group, sharing)
     best = [specs[i] for i in predicted.argmin(axis=1)]
     if len(features) == 1:
         return merge_rules(grids[0], best)
@@ -373,7 +437,7 @@ def entry_rules(fit_result: FitResult, group: pd.DataFrame, features: list[str],
 
 
 def build_table(fits: dict[str, FitResult], features: list[str], fallback: str = "vendor", refit: bool = True,
-                provenance: dict | None = None) -> dict:
+                provenance: dict | None = None, sharing: set[str] | None = None) -> dict:
     """A table with one entry per (source, P, Q) of each fit's data, from its chosen model: refitted
     on all of that data (`refit`; model selection used the split, the shipped table uses every
     measurement), or as fitted on the training split (to measure the table on the test split)."""
@@ -391,7 +455,7 @@ def build_table(fits: dict[str, FitResult], features: list[str], fallback: str =
         for (nprocs, ppn), group in fit_result.data.groupby(["nprocs", "ppn"]):
             entries.append({"nprocs": int(nprocs), "ppn": int(ppn),
                             "source": f"{source} ({fit_result.chosen} model, {group['config'].nunique()} workloads)",
-                            "rules": entry_rules(fit_result, group, features, model)})
+                            "rules": entry_rules(fit_result, group, features, model, sharing)})
     entries.sort(key=lambda e: (e["ppn"], e["nprocs"]))
     return {"format": TABLE_FORMAT, "version": TABLE_VERSION, "collective": "alltoallv", "features": features,
             "fallback": fallback, "generated_by": provenance or {}, "entries": entries}
@@ -411,15 +475,21 @@ def lookup(table: dict, nprocs: int, ppn: int, values: list[float]) -> str:
     raise TuningError("the table nests more rules than it has features")
 
 
-def table_regret(table: dict, data: pd.DataFrame) -> np.ndarray:
-    """t(spec the table picks) / t(fastest), per configuration where the picked spec was measured."""
+def table_regret(table: dict, data: pd.DataFrame, sharing: set[str] | None = None) -> np.ndarray:
+    """t(auto) / t(fastest), per configuration where the picked spec was measured: t(auto) is the
+    picked spec's time plus, with `sharing`, the reduction auto adds to it (reduction_charges)."""
     out = []
+    costs = {shape: reduction_cost(g) for shape, g in data.groupby(["source", "nprocs", "ppn"])} \
+        if sharing is not None else {}
     for _, group in data.groupby("config", sort=False):
         first = group.iloc[0]
         spec = lookup(table, int(first["nprocs"]), int(first["ppn"]), [float(first[f]) for f in table["features"]])
         picked = group[group["spec"] == spec]
         if not picked.empty:
-            out.append(picked["median_us"].iloc[0] / group["median_us"].min())
+            charge = 0.0
+            if sharing is not None and not shares_reduction(spec, int(first["nprocs"]), int(first["ppn"]), sharing):
+                charge = costs[(first["source"], first["nprocs"], first["ppn"])]
+            out.append((picked["median_us"].iloc[0] + charge) / group["median_us"].min())
     return np.array(out)
 
 

@@ -139,7 +139,8 @@ def plot_table(table: dict, out: Path, max_panels: int = 6) -> None:
     plt.close(fig)
 
 
-def write_report(datasets: list[Path], out_dir: Path, table_path: Path | None, seed: int = 0) -> Path:
+def write_report(datasets: list[Path], out_dir: Path, table_path: Path | None, seed: int = 0,
+                 sharing: set[str] | None = None) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     data = tuning.load(datasets)
     analysis = tuning.analyze(data)
@@ -193,11 +194,12 @@ def write_report(datasets: list[Path], out_dir: Path, table_path: Path | None, s
     if table_path:
         table = json.loads(Path(table_path).read_text())
         plot_table(table, out_dir / "table.png")
-        r = tuning.table_regret(table, data)
+        r = tuning.table_regret(table, data, sharing)
         lines += ["## The lookup table", "",
                   f"`{table_path}`: {len(table['entries'])} entries keyed by `{', '.join(table['features'])}`, fallback "
                   f"`{table['fallback']}`. On the dataset's {len(r)} workloads (in sample: the shipped table is "
-                  f"fitted on all of them) its choices cost regret geomean {tuning.geomean(r):.4f}, p95 "
+                  f"fitted on all of them) auto costs — the picked spec, plus auto's allreduce for specs that cannot take "
+                  f"it in place of their own (estimated per shape) — regret geomean {tuning.geomean(r):.4f}, p95 "
                   f"{np.percentile(r, 95):.4f}, max {r.max():.3f}.", "", "![table](table.png)", ""]
     (out_dir / "summary.json").write_text(json.dumps(summaries, indent=1) + "\n")
     report = out_dir / "REPORT.md"

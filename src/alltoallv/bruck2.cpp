@@ -23,6 +23,7 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
 Algorithm bruck2_algorithm() {
     Algorithm a;
     a.name = "bruck2";
+    a.reduces_max_block = true;
     a.summary = "two-phase non-uniform Bruck: radix 2, sizes of all blocks then data every round, T of P-1 blocks";
     a.constraints = "none";
     a.run = run;

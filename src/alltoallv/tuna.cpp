@@ -36,6 +36,7 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
 Algorithm tuna_algorithm() {
     Algorithm a;
     a.name = "tuna";
+    a.reduces_max_block = true;
     a.summary = "TuNA: radix-r rounds (metadata + data) to distance z*r^x, T of exactly P-K-1 blocks";
     a.params = {{"radix", Bound::constant(2), Bound::procs(), 2,
                  "base of the digit rounds: small favours latency (few rounds), large bandwidth; >= P-1 is "

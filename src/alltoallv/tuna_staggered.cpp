@@ -47,6 +47,7 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
 Algorithm tuna_staggered_algorithm() {
     Algorithm a;
     a.name = "tuna_staggered";
+    a.reduces_max_block = true;
     a.summary = "hierarchical TuNA: intra-node TuNA, then one message per block to other nodes ((N-1)*Q rounds)";
     a.params = {{"radix", Bound::constant(2), Bound::local_procs(), 2, "radix of the intra-node TuNA"},
                 {"block_count", Bound::constant(0), Bound::unbounded(), 32,

@@ -35,6 +35,7 @@ nlohmann::ordered_json registry_as_json() {
                                   {"constraints", alg.constraints},
                                   {"at_once", alg.at_once},
                                   {"meta", alg.meta},
+                                  {"reduces_max_block", alg.reduces_max_block},
                                   {"params", params}});
         }
         collectives[reg->collective()] = {

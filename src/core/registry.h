@@ -71,6 +71,9 @@ struct AlgorithmInfo {
     // A meta-algorithm (`auto`) runs no schedule of its own: it picks another entry at run time.
     // Benchmarks compare it with the others; sweeps and tuning tables leave it out.
     bool meta = false;
+    // It reduces the largest block itself (TuNA's M). Under `auto` it takes the result of auto's
+    // own allreduce instead, so choosing it adds no reduction; tuning tables charge the others.
+    bool reduces_max_block = false;
 };
 
 // The canonical spec string of a resolved choice: "name" or "name:k=v,...".

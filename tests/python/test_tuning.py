@@ -206,6 +206,30 @@ def test_table_is_what_the_library_reads(build, synthetic_dataset, tmp_path):
     assert len(specs) >= 2, "the workloads should reach different rules"
 
 
+def test_reduction_is_charged_to_specs_that_cannot_take_it(build, synthetic_dataset):
+    # auto's allreduce replaces the TuNA family's own reduction of M; every other spec pays it on
+    # top, and the table must count that.
+    sharing = tuning.sharing_algorithms(registry(build))
+    assert {"tuna", "tuna_coalesced", "tuna_staggered", "bruck2"} <= sharing
+    assert not {"vendor", "scattered", "spreadout", "auto"} & sharing
+    assert tuning.shares_reduction("tuna:radix=4", 64, 16, sharing)
+    assert not tuning.shares_reduction("tuna:radix=63", 64, 16, sharing)  # all direct: no M
+    assert tuning.shares_reduction("tuna_coalesced:radix=16,block_count=1", 64, 16, sharing)  # inter-node blocks
+    assert not tuning.shares_reduction("tuna_staggered:radix=16,block_count=0", 16, 16, sharing)  # one node
+    data = tuning.load([synthetic_dataset])
+    group = data[data["nprocs"] == 16]
+    cost = tuning.reduction_cost(group)
+    smallest = group[group["max_block"] == group["max_block"].min()]
+    assert cost == pytest.approx(0.5 * smallest["median_us"].min())
+    charges = tuning.reduction_charges(["vendor", "tuna:radix=2"], group, sharing)
+    assert list(charges) == [cost, 0.0]
+    assert not tuning.reduction_charges(["vendor"], group, None).any()
+    # Charged, a table's regret can only grow.
+    fit = tuning.fit(data, ["mean_block"], seed=0)
+    table = tuning.build_table({"synthetic": fit}, ["mean_block"], sharing=sharing)
+    assert (tuning.table_regret(table, data, sharing) >= tuning.table_regret(table, data) - 1e-12).all()
+
+
 def test_table_command_and_report(synthetic_dataset, tmp_path):
     out = tmp_path / "t.json"
     proc = tucoll("table", synthetic_dataset, "-o", out)
