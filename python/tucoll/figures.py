@@ -450,6 +450,7 @@ def plot_auto(data: pd.DataFrame, out: Path) -> str:
     rows, lines = [], []
     # auto's rows carry the table's fingerprint in their workload label, the candidates' do not.
     data = data.assign(workload=data["workload"].str.split(" [", regex=False).str[0])
+    data = data.sort_values(["nprocs", "requested_size"], kind="stable")
     for (nprocs, workload, size), group in data.groupby(["nprocs", "workload", "requested_size"], sort=False):
         auto = group[group["requested"] == "auto"]
         others = group[group["requested"] != "auto"]
