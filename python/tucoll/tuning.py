@@ -352,18 +352,12 @@ def sharing_algorithms(registry: dict) -> set[str]:
     return {a["name"] for a in registry["collectives"]["alltoallv"]["algorithms"] if a.get("reduces_max_block")}
 
 
-def shares_reduction(spec: str, nprocs: int, ppn: int, sharing: set[str]) -> bool:
+def shares_reduction(spec: str, nprocs: int, sharing: set[str]) -> bool:
+    """Whether auto's allreduce replaces a reduction `spec` makes at P = nprocs. A radix that
+    reaches every other rank directly (P - 1; the node-aware variants' radix is at most Q, so this
+    only happens on one node) leaves no block for T and needs no M."""
     name, params = spec_parts(spec)
-    if name not in sharing:
-        return False
-    # TuNA whose radix reaches every peer directly needs no M (flat: P - 1 peers; hierarchical on
-    # one node: Q - 1), and makes no reduction for auto's to replace.
-    radix = params.get("radix", 2)
-    if name == "tuna":
-        return radix < nprocs - 1
-    if name in ("tuna_coalesced", "tuna_staggered") and nprocs <= ppn:
-        return radix < ppn - 1
-    return True
+    return name in sharing and params.get("radix", 0) < nprocs - 1
 
 
 def reduction_cost(group: pd.DataFrame) -> float:
@@ -380,8 +374,8 @@ def reduction_charges(specs: list[str], group: pd.DataFrame, sharing: set[str] |
     result in place of their own reduction. Zero throughout without `sharing`."""
     if sharing is None:
         return np.zeros(len(specs))
-    nprocs, ppn, cost = int(group["nprocs"].iloc[0]), int(group["ppn"].iloc[0]), reduction_cost(group)
-    return np.array([0.0 if shares_reduction(s, nprocs, ppn, sharing) else cost for s in specs])
+    nprocs, cost = int(group["nprocs"].iloc[0]), reduction_cost(group)
+    return np.array([0.0 if shares_reduction(s, nprocs, sharing) else cost for s in specs])
 
 
 def row_charges(data: pd.DataFrame, sharing: set[str] | None) -> np.ndarray:
@@ -487,7 +481,7 @@ def table_regret(table: dict, data: pd.DataFrame, sharing: set[str] | None = Non
         picked = group[group["spec"] == spec]
         if not picked.empty:
             charge = 0.0
-            if sharing is not None and not shares_reduction(spec, int(first["nprocs"]), int(first["ppn"]), sharing):
+            if sharing is not None and not shares_reduction(spec, int(first["nprocs"]), sharing):
                 charge = costs[(first["source"], first["nprocs"], first["ppn"])]
             out.append((picked["median_us"].iloc[0] + charge) / group["median_us"].min())
     return np.array(out)

@@ -212,10 +212,10 @@ def test_reduction_is_charged_to_specs_that_cannot_take_it(build, synthetic_data
     sharing = tuning.sharing_algorithms(registry(build))
     assert {"tuna", "tuna_coalesced", "tuna_staggered", "bruck2"} <= sharing
     assert not {"vendor", "scattered", "spreadout", "auto"} & sharing
-    assert tuning.shares_reduction("tuna:radix=4", 64, 16, sharing)
-    assert not tuning.shares_reduction("tuna:radix=63", 64, 16, sharing)  # all direct: no M
-    assert tuning.shares_reduction("tuna_coalesced:radix=16,block_count=1", 64, 16, sharing)  # inter-node blocks
-    assert not tuning.shares_reduction("tuna_staggered:radix=16,block_count=0", 16, 16, sharing)  # one node
+    assert tuning.shares_reduction("tuna:radix=4", 64, sharing)
+    assert not tuning.shares_reduction("tuna:radix=63", 64, sharing)  # all direct: no M
+    assert tuning.shares_reduction("tuna_coalesced:radix=16,block_count=1", 64, sharing)  # inter-node blocks
+    assert not tuning.shares_reduction("tuna_staggered:radix=16,block_count=0", 16, sharing)  # one node
     data = tuning.load([synthetic_dataset])
     group = data[data["nprocs"] == 16]
     cost = tuning.reduction_cost(group)
