@@ -23,8 +23,9 @@ bool matches_vendor(bool vector, const std::string &spec, const std::vector<int6
     MPI_Comm_rank(comm, &rank);
     TypePair t;
     AllgatherBuffers b;
-    EXPECT_EQ(TypePair::create(type, &t), "");
-    EXPECT_EQ(bench::build_allgather(blocks, t, rank, vector ? Layout::kScattered : Layout::kPacked, in_place, &b), "");
+    std::string err = TypePair::create(type, &t);
+    if (err.empty()) err = bench::build_allgather(blocks, t, rank, vector ? Layout::kScattered : Layout::kPacked, in_place, &b);
+    if (!setup_agreed(err, comm)) return false;
     const void *send = in_place ? MPI_IN_PLACE : b.send.data();
     if (vector) {
         MPI_Allgatherv(send, b.sendcount, t.send, b.recv.data(), b.recvcounts.data(), b.displs.data(), t.recv, comm);
@@ -97,7 +98,7 @@ class AllgathervMatchesVendor : public ::testing::TestWithParam<Case> {};
 TEST_P(AllgathervMatchesVendor, Blocks) {
     const Case &c = GetParam();
     std::vector<int64_t> blocks;
-    ASSERT_EQ(bench::allgatherv_block_sizes(c.dist, c.size, world_size(), 5, &blocks), "");
+    TUCOLL_ASSERT_SETUP(bench::allgatherv_block_sizes(c.dist, c.size, world_size(), 5, &blocks));
     EXPECT_TRUE(matches_vendor(true, c.spec, blocks, c.type, c.in_place));
 }
 

@@ -30,7 +30,7 @@ std::vector<std::string> distributions() {
     std::vector<std::string> d = test_distributions();
     const int p = world_size();
     if (p == 4 || p == 8 || p == 16) {
-        d.push_back("file:" TUCOLL_SHARED_DIR "/data/patterns/pattern_" + std::to_string(p) + ".txt:scale=0.000001");
+        d.push_back("file:" TUCOLL_DATA_DIR "/patterns/pattern_" + std::to_string(p) + ".txt:scale=0.000001");
     }
     return d;
 }
@@ -60,9 +60,10 @@ bool matches_vendor(const std::string &spec, const std::string &dist, const std:
     Workload w;
     TypePair t;
     AlltoallvBuffers b;
-    EXPECT_EQ(Workload::create(dist, max_block, p, 7, &w), "");
-    EXPECT_EQ(TypePair::create(type, &t), "");
-    EXPECT_EQ(bench::build_alltoallv(w, t, rank, layout, &b), "");
+    std::string err = Workload::create(dist, max_block, p, 7, &w);
+    if (err.empty()) err = TypePair::create(type, &t);
+    if (err.empty()) err = bench::build_alltoallv(w, t, rank, layout, &b);
+    if (!setup_agreed(err, comm)) return false;
 
     b.fill_recv_sentinel();
     EXPECT_EQ(MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send, b.recv.data(),

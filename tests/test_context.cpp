@@ -1,4 +1,5 @@
 // The per-communicator context: topology, private communicator, scratch reuse and statistics.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -122,9 +123,9 @@ TEST(Scratch, PackingBuffersSurviveAcrossCalls) {
     Workload w;
     TypePair t;
     AlltoallvBuffers b;
-    ASSERT_EQ(Workload::create("uniform", 256, world_size(), 3, &w), "");
-    ASSERT_EQ(TypePair::create("vector", &t), "");
-    ASSERT_EQ(bench::build_alltoallv(w, t, world_rank(), Layout::kPacked, &b), "");
+    TUCOLL_ASSERT_SETUP(Workload::create("uniform", 256, world_size(), 3, &w));
+    TUCOLL_ASSERT_SETUP(TypePair::create("vector", &t));
+    TUCOLL_ASSERT_SETUP(bench::build_alltoallv(w, t, world_rank(), Layout::kPacked, &b));
     auto call = [&] {
         return tucoll_alltoallv_with("linear", b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send,
                                      b.recv.data(), b.recvcounts.data(), b.rdispls.data(), t.recv, c.comm);
@@ -147,10 +148,10 @@ TEST(Stats, DescribeTheLastCall) {
     Workload w;
     TypePair t;
     AlltoallvBuffers b;
-    ASSERT_EQ(Workload::create("uniform", 100, p, 5, &w), "");
+    TUCOLL_ASSERT_SETUP(Workload::create("uniform", 100, p, 5, &w));
     for (const char *type : {"int", "vector"}) {
-        ASSERT_EQ(TypePair::create(type, &t), "");
-        ASSERT_EQ(bench::build_alltoallv(w, t, me, Layout::kPacked, &b), "");
+        TUCOLL_ASSERT_SETUP(TypePair::create(type, &t));
+        TUCOLL_ASSERT_SETUP(bench::build_alltoallv(w, t, me, Layout::kPacked, &b));
         int64_t messages = 0, bytes = 0, packed = 0;
         for (int j = 0; j < p; ++j) {
             const int64_t block = b.sendcounts[j] * t.send_size;
@@ -185,10 +186,10 @@ TEST(PrivateCommunicator, PendingUserWildcardReceiveIsNotMatched) {
     Workload w;
     TypePair t;
     AlltoallvBuffers b;
-    ASSERT_EQ(Workload::create("uniform", 64, p, 9, &w), "");
-    ASSERT_EQ(TypePair::create("int", &t), "");
+    TUCOLL_ASSERT_SETUP(Workload::create("uniform", 64, p, 9, &w));
+    TUCOLL_ASSERT_SETUP(TypePair::create("int", &t));
     for (const auto &alg : alltoallv::registry()) {
-        ASSERT_EQ(bench::build_alltoallv(w, t, me, Layout::kPacked, &b), "");
+        TUCOLL_ASSERT_SETUP(bench::build_alltoallv(w, t, me, Layout::kPacked, &b));
         b.fill_recv_sentinel();
         ASSERT_EQ(MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send, b.recv.data(),
                                 b.recvcounts.data(), b.rdispls.data(), t.recv, MPI_COMM_WORLD),
@@ -229,11 +230,11 @@ TEST(PrivateCommunicator, SubCommunicatorsFromSplit) {
     Workload w;
     TypePair t;
     AlltoallvBuffers b;
-    ASSERT_EQ(Workload::create("uniform", 50, hp, 11 + me % 2, &w), "");
-    ASSERT_EQ(TypePair::create("double", &t), "");
+    TUCOLL_ASSERT_SETUP(Workload::create("uniform", 50, hp, 11 + me % 2, &w));
+    TUCOLL_ASSERT_SETUP(TypePair::create("double", &t));
     bool ok = true;
     for (const auto &alg : alltoallv::registry()) {
-        ASSERT_EQ(bench::build_alltoallv(w, t, hr, Layout::kScattered, &b), "");
+        TUCOLL_ASSERT_SETUP(bench::build_alltoallv(w, t, hr, Layout::kScattered, &b));
         b.fill_recv_sentinel();
         MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send, b.recv.data(),
                       b.recvcounts.data(), b.rdispls.data(), t.recv, half);
@@ -248,6 +249,28 @@ TEST(PrivateCommunicator, SubCommunicatorsFromSplit) {
     }
     MPI_Comm_free(&half);  // releases the context through the attribute's delete callback
     EXPECT_TRUE(all_ranks(ok));
+}
+
+// The tests' own harness: a set-up step that fails on one rank (an unreadable pattern file, a bad
+// workload) fails the test on every rank with that rank's reason, and no rank goes on into a
+// collective with inputs the others do not have.
+TEST(Harness, SetUpFailureOnOneRankIsReportedByEveryRank) {
+    const int last = world_size() - 1;
+    const std::string err = world_rank() == last ? "cannot open pattern file nowhere.txt" : "";
+    bool agreed = true;
+    EXPECT_NONFATAL_FAILURE(agreed = setup_agreed(err),
+                            "set-up failed on rank " + std::to_string(last) + ": cannot open pattern file nowhere.txt");
+    EXPECT_FALSE(agreed);
+    EXPECT_TRUE(setup_agreed(""));
+}
+
+TEST(Harness, UnreadablePatternFileFailsTheSetUpEverywhere) {
+    Workload w;
+    const std::string dist = world_rank() == 0 ? "file:/nonexistent/pattern.txt" : "uniform";
+    bool agreed = true;
+    EXPECT_NONFATAL_FAILURE(agreed = setup_agreed(Workload::create(dist, 64, world_size(), 1, &w)),
+                            "set-up failed on rank 0: ");
+    EXPECT_FALSE(agreed);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The sparse dynamic data exchanges against a dense reference (MPI_Alltoall of per-pair counts
 // and sizes + MPI_Alltoallv): every algorithm, regions of 1, 2 and 4 ranks, every matrix in
-// ../shared/data/matrices and random patterns with the corner cases of seed 004's problem.
+// data/matrices and random patterns with the corner cases of seed 004's problem.
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -108,10 +108,10 @@ std::vector<std::string> names(const RegistryBase &r) {
 void check_everywhere(const std::string &source, const std::string &type, int64_t size) {
     const int p = world_size(), me = world_rank();
     TypePair t;
-    ASSERT_EQ(TypePair::create(type, &t), "");
+    TUCOLL_ASSERT_SETUP(TypePair::create(type, &t));
     for (bool variable : {false, true}) {
         CrsInput in;
-        ASSERT_EQ(bench::build_crs(source, variable, size, t, 17, me, p, &in), "");
+        TUCOLL_ASSERT_SETUP(bench::build_crs(source, variable, size, t, 17, me, p, &in));
         const auto &registry = variable ? sparse::alltoallv_crs_registry() : sparse::alltoall_crs_registry();
         for (int q : {1, 2, 4}) {
             for (const std::string &spec : names(registry)) {
@@ -124,7 +124,7 @@ void check_everywhere(const std::string &source, const std::string &type, int64_
 
 std::vector<std::string> matrices() {
     std::vector<std::string> files;
-    const std::string dir = TUCOLL_SHARED_DIR "/data/matrices";
+    const std::string dir = TUCOLL_DATA_DIR "/matrices";
     if (DIR *d = opendir(dir.c_str())) {
         while (dirent *e = readdir(d)) {
             const std::string name = e->d_name;
@@ -145,7 +145,7 @@ INSTANTIATE_TEST_SUITE_P(SuiteSparse, SparseOnMatrix, ::testing::ValuesIn(matric
     return sanitize(path.substr(path.find_last_of('/') + 1));
 });
 
-TEST(SparseMatrices, AllPresent) { EXPECT_GE(matrices().size(), 20u) << "../shared/data/matrices"; }
+TEST(SparseMatrices, AllPresent) { EXPECT_GE(matrices().size(), 20u) << TUCOLL_DATA_DIR "/matrices"; }
 
 struct RandomCase {
     std::string source, type;
@@ -185,7 +185,7 @@ CrsInput pattern(const std::vector<int> &dest, int count_each, unsigned char fil
 TEST(SparseCorners, OneRankSendsToEveryoneOthersToThemselves) {
     const int p = world_size(), me = world_rank();
     TypePair t;
-    ASSERT_EQ(TypePair::create("int", &t), "");
+    TUCOLL_ASSERT_SETUP(TypePair::create("int", &t));
     std::vector<int> dest;
     if (me == 0) {
         dest.resize(p);
@@ -207,7 +207,7 @@ TEST(SparseCorners, OneRankSendsToEveryoneOthersToThemselves) {
 TEST(SparseCorners, AllZeroPayloadsAreStillMessages) {
     const int p = world_size(), me = world_rank();
     TypePair t;
-    ASSERT_EQ(TypePair::create("int", &t), "");
+    TUCOLL_ASSERT_SETUP(TypePair::create("int", &t));
     std::vector<int> dest = {(me + 1) % p};
     if ((me + 2) % p != dest[0]) dest.push_back((me + 2) % p);
     const CrsInput in = pattern(dest, 2, 0);
@@ -220,10 +220,10 @@ TEST(SparseCorners, AllZeroPayloadsAreStillMessages) {
 TEST(SparseKnownCounts, SkipDiscovery) {
     const int p = world_size(), me = world_rank();
     TypePair t;
-    ASSERT_EQ(TypePair::create("int", &t), "");
+    TUCOLL_ASSERT_SETUP(TypePair::create("int", &t));
     for (bool variable : {false, true}) {
         CrsInput in;
-        ASSERT_EQ(bench::build_crs("random:3", variable, 20, t, 5, me, p, &in), "");
+        TUCOLL_ASSERT_SETUP(bench::build_crs("random:3", variable, 20, t, 5, me, p, &in));
         const auto &registry = variable ? sparse::alltoallv_crs_registry() : sparse::alltoall_crs_registry();
         for (const std::string &spec : names(registry)) {
             tucoll_stats_t s;
@@ -240,9 +240,9 @@ TEST(SparseLocality, AggregationBoundsInterRegionMessages) {
     const int p = world_size(), me = world_rank();
     if (p < 4) GTEST_SKIP() << "needs two regions of two";
     TypePair t;
-    ASSERT_EQ(TypePair::create("int", &t), "");
+    TUCOLL_ASSERT_SETUP(TypePair::create("int", &t));
     CrsInput in;
-    ASSERT_EQ(bench::build_crs("random:64", true, 8, t, 3, me, p, &in), "");
+    TUCOLL_ASSERT_SETUP(bench::build_crs("random:64", true, 8, t, 3, me, p, &in));
     tucoll_stats_t plain, local;
     ASSERT_TRUE(matches_reference("nbx", true, in, t, comm_with_ppn(2), false, &plain));
     ASSERT_TRUE(matches_reference("nbx_loc", true, in, t, comm_with_ppn(2), false, &local));
@@ -262,11 +262,11 @@ TEST(SparseCommunicator, ConcurrentExchangesOnSubCommunicators) {
     MPI_Comm_size(half, &hp);
     MPI_Comm_rank(half, &hr);
     TypePair t;
-    ASSERT_EQ(TypePair::create("int", &t), "");
+    TUCOLL_ASSERT_SETUP(TypePair::create("int", &t));
     bool ok = true;
     for (bool variable : {false, true}) {
         CrsInput in;
-        ASSERT_EQ(bench::build_crs("random:2", variable, 12, t, 40 + me % 2, hr, hp, &in), "");
+        TUCOLL_ASSERT_SETUP(bench::build_crs("random:2", variable, 12, t, 40 + me % 2, hr, hp, &in));
         const auto &registry = variable ? sparse::alltoallv_crs_registry() : sparse::alltoall_crs_registry();
         for (const std::string &spec : names(registry)) {
             if (spec == "rma") {

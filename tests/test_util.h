@@ -1,6 +1,7 @@
 // Helpers for MPI tests: verdicts agreed over ranks, and the parameter variants of a registry.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -32,6 +33,34 @@ inline bool all_ranks(bool local, MPI_Comm comm = MPI_COMM_WORLD) {
     MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, comm);
     return out != 0;
 }
+
+// A set-up step's verdict agreed over `comm`: true on every rank iff `err` is empty on every rank.
+// Otherwise every rank records a failure naming the lowest failing rank and its reason. Tests call
+// it after building their inputs and before the first collective that uses them, so that one
+// rank's unreadable file or bad workload fails the test everywhere, with the reason, instead of
+// sending the other ranks into a collective with arguments that do not match.
+inline bool setup_agreed(const std::string &err, MPI_Comm comm = MPI_COMM_WORLD) {
+    int rank = 0, p = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    int mine = err.empty() ? p : rank, first = p;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == p) return true;
+    int length = first == rank ? static_cast<int>(err.size()) : 0;
+    MPI_Bcast(&length, 1, MPI_INT, first, comm);
+    std::string reason = first == rank ? err : std::string(static_cast<size_t>(length), '\0');
+    MPI_Bcast(reason.data(), length, MPI_CHAR, first, comm);
+    const bool also_here = !err.empty() && first != rank;
+    ADD_FAILURE() << "set-up failed on rank " << first << ": " << reason
+                  << (also_here ? "; on rank " + std::to_string(rank) + ": " + err : std::string());
+    return false;
+}
+
+// In a void test body: ends the test on every rank when the set-up step `err` failed on any rank.
+#define TUCOLL_ASSERT_SETUP(err)                                   \
+    do {                                                           \
+        if (!::tucoll::test::setup_agreed(err)) return;            \
+    } while (0)
 
 // Spec strings covering every algorithm of `registry` at `scope`: each with defaults, and each
 // parameter in turn at its edges and a few values between (others at their defaults). Values

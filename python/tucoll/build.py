@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# Real patterns and matrices that ship with the repository (data/README.md says where they came from).
+DATA_DIR = REPO_ROOT / "data"
+MATRIX_DIR = DATA_DIR / "matrices"
+PATTERN_DIR = DATA_DIR / "patterns"
 
 # Open MPI refuses to start as root without these; they change nothing for other users.
 LAUNCH_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}

@@ -26,11 +26,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from tucoll import sim, store  # noqa: E402
-from tucoll.build import REPO_ROOT, Build  # noqa: E402
+from tucoll.build import MATRIX_DIR, PATTERN_DIR, REPO_ROOT, Build  # noqa: E402
 
 FIGURE_DIR = REPO_ROOT / "docs" / "figures"
 STORE = FIGURE_DIR / "data" / "simulated.csv"
-MATRIX_DIR = REPO_ROOT.parent / "shared" / "data" / "matrices"
 
 # The columns that identify one simulated measurement in the store.
 # requested_size is the size asked for in bytes (-1 for workloads without one, such as a matrix).
@@ -408,7 +407,6 @@ def plot_sparse(data: pd.DataFrame, out: Path) -> str:
 
 # ------------------------------------------------------------------- auto against the best
 
-PATTERNS = REPO_ROOT.parent / "shared" / "data" / "patterns"
 # The specs the shipped table chooses at P = 256 and 1024, plus the flat TuNA radices.
 AUTO_CANDIDATES = ("vendor", "bruck2", "pairwise", "scattered:block_count=8", "tuna:radix=2", "tuna:radix=4",
                    "tuna:radix=16", "tuna:radix=32", "tuna_coalesced:radix=2,block_count=0",
@@ -433,10 +431,9 @@ def auto_cases(registry: dict) -> list[Case]:
     cases = [Case("polaris-like", 256, "alltoallv", specs, ("--dist", dist),
                   ("16", "256") if dist.startswith("fft") else ("16", "256", "4K"), tag=tag, tagged=("auto",))
              for dist in ("uniform", "normal", "powerlaw", "fft1", "fft2")]
-    pattern = PATTERNS / "pattern_256.txt"
-    if pattern.is_file():  # blocks up to 7.5 MB: scaled to at most 750 B and 7.5 KiB
-        cases += [Case("polaris-like", 256, "alltoallv", specs, ("--dist", f"file:{pattern}:scale={scale}"), (),
-                       tag=tag, tagged=("auto",)) for scale in ("0.0001", "0.001")]
+    pattern = PATTERN_DIR / "pattern_256.txt"  # blocks up to 7.5 MB: scaled to at most 750 B and 7.5 KiB
+    cases += [Case("polaris-like", 256, "alltoallv", specs, ("--dist", f"file:{pattern}:scale={scale}"), (),
+                   tag=tag, tagged=("auto",)) for scale in ("0.0001", "0.001")]
     # At P = 1024 the specs of the sweep behind the table there (vendor, bruck2, tuna,
     # tuna_coalesced) without the all-at-once inter-node phase (block_count=0: 31 744 flows at
     # once, tens of minutes per call to simulate).

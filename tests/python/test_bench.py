@@ -2,11 +2,11 @@
 
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from tucoll.bench import CSV_COLUMNS, BenchRun, registry, run_bench
+from tucoll.build import MATRIX_DIR, PATTERN_DIR
 
 HEADER = ("collective,algorithm,params,nprocs,ppn,dist,size,type,iters,median_us,min_us,max_us,rounds,messages,"
           "scratch_bytes,ok")
@@ -49,11 +49,7 @@ def test_explicit_algorithms_sizes_and_parameters(build):
 
 
 def test_real_pattern_file(build):
-    from pathlib import Path
-
-    pattern = Path(__file__).resolve().parents[3] / "shared" / "data" / "patterns" / "pattern_4.txt"
-    if not pattern.is_file():
-        pytest.skip(f"{pattern} not present")
+    pattern = PATTERN_DIR / "pattern_4.txt"
     frame = run_bench(build, BenchRun("alltoallv", 4, ["--dist", f"file:{pattern}:scale=0.0001", "--iters", "2",
                                                          "--check"]))
     assert (frame["ok"] == "1").all()
@@ -167,15 +163,10 @@ def test_rank_mappings(build, collective, args, mapping):
     assert not any("fallback" in p for p in frame["path"])
 
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "matrices"
-
-
 @pytest.mark.parametrize("collective,matrix,count", [("alltoallv_crs", "can_1054.mtx", 4),
                                                      ("alltoall_crs", "bibd_49_3.mtx", 5)])
 def test_sparse_exchanges_on_matrices(build, collective, matrix, count):
-    if not (SHARED / matrix).is_file():
-        pytest.skip(f"{SHARED / matrix} not present")
-    frame = run_bench(build, BenchRun(collective, 8, ["--matrix", str(SHARED / matrix), "--iters", "3", "--check"],
+    frame = run_bench(build, BenchRun(collective, 8, ["--matrix", str(MATRIX_DIR / matrix), "--iters", "3", "--check"],
                                       env={"TUCOLL_PPN": "4"}))
     assert len(frame) == count
     # Algorithms with a known failure on this MPI (the Makefile's TUCOLL_TEST_SKIP) are not judged.

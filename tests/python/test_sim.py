@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tucoll.build import MATRIX_DIR
+
 SIM_BUILD = Path(os.environ.get("TUCOLL_SIM_BUILD_DIR", Path(__file__).resolve().parents[2] / "build-sim"))
 
 pytestmark = pytest.mark.skipif(not (SIM_BUILD / "build-info.json").is_file(),
@@ -59,11 +61,9 @@ def test_allgather_and_sparse_run_in_simulation():
     rows = frame(sim("--platform", "yahoo-like", "--np", "24", "--mapping", "cyclic", "--", "allgather", "--size",
                      "1K", "--format", "csv"))
     assert (rows["ok"] == "1").all(), rows
-    matrix = Path(__file__).resolve().parents[3] / "shared" / "data" / "matrices" / "dwt_162.mtx"
-    if matrix.is_file():
-        rows = frame(sim("--platform", "quartz-like", "--np", "64", "--", "alltoallv_crs", "--matrix", str(matrix),
-                         "--format", "csv"))
-        assert (rows["ok"] == "1").all(), rows
+    rows = frame(sim("--platform", "quartz-like", "--np", "64", "--", "alltoallv_crs", "--matrix",
+                     str(MATRIX_DIR / "dwt_162.mtx"), "--format", "csv"))
+    assert (rows["ok"] == "1").all(), rows
 
 
 def test_all_at_once_algorithms_are_refused_at_scale():
@@ -87,9 +87,7 @@ def test_a_timeout_ends_the_simulation_with_a_message():
 
 
 def test_an_application_runs_in_simulation():
-    graph = Path(__file__).resolve().parents[3] / "shared" / "data" / "matrices" / "dwt_162.mtx"
-    if not graph.is_file():
-        pytest.skip(f"{graph} not present")
+    graph = MATRIX_DIR / "dwt_162.mtx"
     proc = sim("--platform", "polaris-like", "--np", "48", "--program", "transitive_closure", "--", str(graph),
                "--alg", "vendor", "--alg", "tuna:radix=2", "--alg", "auto", "--check", "--format", "csv")
     rows = frame(proc)
