@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "core/context.h"
+#include "core/p2p.h"
 #include "core/registry.h"
 #include "core/stats.h"
 
@@ -53,6 +54,11 @@ Algorithm neighbor_algorithm();
 Algorithm recdoubling_algorithm();
 Algorithm bruck_algorithm();
 Algorithm sparbit_algorithm();
+
+// The block lists of one step, kept from call to call.
+struct StepLists {
+    BlockList out, in;
+};
 
 // The ring exchange, also the documented fallback of neighbor exchange for odd P.
 int ring_exchange(Context &ctx, const Call &call, CallStats &stats);

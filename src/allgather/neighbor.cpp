@@ -34,19 +34,15 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int pairs = p / 2;
     const bool even = me % 2 == 0;
     const int left = (me - 1 + p) % p, right = (me + 1) % p;
-    Requests reqs(2);
+    Requests &reqs = ctx.requests();
     // Step 0: swap own blocks within the pair.
     const int partner = even ? right : left;
-    if (call.counts[partner] > 0) {
-        TUCOLL_TRY(reqs.recv(call.base + call.displs[partner], call.counts[partner], partner, kTagData, ctx.comm()));
-    }
-    if (call.counts[me] > 0) {
-        stats.count_send(call.counts[me]);
-        TUCOLL_TRY(reqs.send(call.base + call.displs[me], call.counts[me], partner, kTagData, ctx.comm()));
-    }
-    TUCOLL_TRY(reqs.wait_all());
+    reqs.recv(call.base + call.displs[partner], call.counts[partner], partner, kTagData, ctx.comm());
+    if (call.counts[me] > 0) stats.count_send(call.counts[me]);
+    reqs.send(call.base + call.displs[me], call.counts[me], partner, kTagData, ctx.comm());
+    reqs.wait_all();
     int last = me / 2;  // the pair this rank forwards next
-    BlockList out, in;
+    BlockList &out = ctx.workspace<StepLists>().out, &in = ctx.workspace<StepLists>().in;
     for (int k = 1; k < pairs; ++k) {
         const bool to_left = even == (k % 2 == 1);
         const int peer = to_left ? left : right;
@@ -55,10 +51,10 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
         in.clear();
         add_pair(call, last, &out);
         add_pair(call, incoming, &in);
-        TUCOLL_TRY(reqs.recv(in, peer, kTagData, ctx.comm()));
+        reqs.recv(in, peer, kTagData, ctx.comm());
         if (!out.empty()) stats.count_send(out.bytes());
-        TUCOLL_TRY(reqs.send(out, peer, kTagData, ctx.comm()));
-        TUCOLL_TRY(reqs.wait_all());
+        reqs.send(out, peer, kTagData, ctx.comm());
+        reqs.wait_all();
         last = incoming;
     }
     stats.rounds += pairs;

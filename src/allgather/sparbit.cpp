@@ -22,8 +22,8 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const unsigned ignore_steps = (~(static_cast<unsigned>(p) >> last_ignore) | 1u) << last_ignore;
     int data = 1;
     int distance = 1 << (steps - 1);
-    Requests reqs(2);
-    BlockList out, in;
+    Requests &reqs = ctx.requests();
+    BlockList &out = ctx.workspace<StepLists>().out, &in = ctx.workspace<StepLists>().in;
     for (int i = 0; i < steps; ++i) {
         const int ignore = (static_cast<unsigned>(distance) & ignore_steps) ? 1 : 0;
         out.clear();
@@ -34,10 +34,10 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
             out.add(call.base + call.displs[send_block], call.counts[send_block]);
             in.add(call.base + call.displs[recv_block], call.counts[recv_block]);
         }
-        TUCOLL_TRY(reqs.recv(in, (me - distance + p) % p, kTagData, ctx.comm()));
+        reqs.recv(in, (me - distance + p) % p, kTagData, ctx.comm());
         if (!out.empty()) stats.count_send(out.bytes());
-        TUCOLL_TRY(reqs.send(out, (me + distance) % p, kTagData, ctx.comm()));
-        TUCOLL_TRY(reqs.wait_all());
+        reqs.send(out, (me + distance) % p, kTagData, ctx.comm());
+        reqs.wait_all();
         distance >>= 1;
         data = 2 * data - ignore;
     }

@@ -1,8 +1,11 @@
-// tucoll_alltoallv / tucoll_alltoallv_with: checks, selection, byte view, run, statistics.
+// tucoll_alltoallv / tucoll_alltoallv_with: the collective's checks and byte view on the common
+// driver (core/driver.h).
 #include <string>
+#include <vector>
 
 #include "alltoallv/alltoallv.h"
 #include "core/datatype.h"
+#include "core/driver.h"
 #include "core/errors.h"
 #include "core/validate.h"
 #include "tucoll.h"
@@ -16,64 +19,26 @@ struct Prepared {
     TypeInfo send_type;
     TypeInfo recv_type;
     bool in_place = false;
-    Selection selection;
-    int64_t known_max_block = -1;  // M, when a meta-algorithm already reduced it
-    std::string note;              // what a meta-algorithm says about its choice
 };
 
-int check_arguments(Context &ctx, const TypedArgs &a, Prepared *prep) {
-    const int p = ctx.size(), me = ctx.rank();
-    if (a.recvbuf == MPI_IN_PLACE) return failf(MPI_ERR_BUFFER, "%s: recvbuf cannot be MPI_IN_PLACE", kFn);
-    TUCOLL_TRY(check_counts(kFn, "recvcounts", a.recvcounts, p));
-    TUCOLL_TRY(check_displs(kFn, "rdispls", a.rdispls));
-    TUCOLL_TRY(prefix_error(TypeInfo::query(a.recvtype, &prep->recv_type), std::string(kFn) + ": recvtype: "));
-    const int64_t recv_total = total_bytes(a.recvcounts, p, prep->recv_type.size);
-    TUCOLL_TRY(check_buffer(kFn, "recvbuf", a.recvbuf, recv_total, prep->recv_type));
-
-    prep->in_place = a.sendbuf == MPI_IN_PLACE;
-    if (prep->in_place) {
-        prep->send_type = prep->recv_type;
-        return MPI_SUCCESS;
-    }
-    TUCOLL_TRY(check_counts(kFn, "sendcounts", a.sendcounts, p));
-    TUCOLL_TRY(check_displs(kFn, "sdispls", a.sdispls));
-    TUCOLL_TRY(prefix_error(TypeInfo::query(a.sendtype, &prep->send_type), std::string(kFn) + ": sendtype: "));
-    const int64_t send_total = total_bytes(a.sendcounts, p, prep->send_type.size);
-    TUCOLL_TRY(check_buffer(kFn, "sendbuf", a.sendbuf, send_total, prep->send_type));
-
-    const int64_t self_send = static_cast<int64_t>(a.sendcounts[me]) * prep->send_type.size;
-    const int64_t self_recv = static_cast<int64_t>(a.recvcounts[me]) * prep->recv_type.size;
-    if (self_send != self_recv) {
-        return failf(MPI_ERR_TRUNCATE, "%s: rank %d sends %lld bytes to itself but expects %lld", kFn, me,
-                     static_cast<long long>(self_send), static_cast<long long>(self_recv));
-    }
-    if (a.sendbuf == a.recvbuf && send_total > 0 && recv_total > 0) {
-        return failf(MPI_ERR_BUFFER, "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", kFn);
-    }
-    return MPI_SUCCESS;
-}
-
-int prepare(Context &ctx, const TypedArgs &a, const char *spec, Prepared *prep) {
-    TUCOLL_TRY(check_arguments(ctx, a, prep));
-    const Scope scope{ctx.size(), ctx.topology().max_local_size};
-    return prefix_error(select_algorithm(registry(), spec, scope, &prep->selection), std::string(kFn) + ": ");
-}
+// The byte view of a call and the buffers behind it, reused from call to call.
+struct ByteView {
+    ScratchBuffer pack_send, pack_recv;  // packed forms of non-contiguous datatypes
+    std::vector<int64_t> scounts, sdispls, rcounts, rdispls;
+    std::vector<int64_t> sent, expected;  // TUCOLL_CHECK=global
+};
 
 // One side of the byte view: used in place when the datatype is contiguous, else packed.
 struct Side {
     char *base = nullptr;
-    std::vector<int64_t> *counts = nullptr;
-    std::vector<int64_t> *displs = nullptr;
     bool packed = false;
 };
 
-int byte_side(Context &ctx, void *buf, const int *counts, const int *displs, const TypeInfo &type,
-              bool must_copy, IndexSlot count_slot, IndexSlot displ_slot, Slot pack_slot, Side *side) {
+int byte_side(Context &ctx, void *buf, const int *counts, const int *displs, const TypeInfo &type, bool must_copy,
+              ScratchBuffer &pack, std::vector<int64_t> &c, std::vector<int64_t> &d, Side *side) {
     const int p = ctx.size();
-    side->counts = &ctx.index(count_slot, p);
-    side->displs = &ctx.index(displ_slot, p);
-    auto &c = *side->counts;
-    auto &d = *side->displs;
+    c.resize(p);
+    d.resize(p);
     side->packed = must_copy || !type.contiguous;
     if (!side->packed) {
         side->base = static_cast<char *>(buf) + type.true_lb;
@@ -89,16 +54,16 @@ int byte_side(Context &ctx, void *buf, const int *counts, const int *displs, con
         d[i] = offset;
         offset += c[i];
     }
-    side->base = ctx.scratch(pack_slot, static_cast<size_t>(offset));
+    side->base = pack.get(static_cast<size_t>(offset));
     if (side->base == nullptr && offset > 0) {
-        return failf(MPI_ERR_NO_MEM, "%s: cannot allocate %lld bytes to pack a datatype", kFn,
-                     static_cast<long long>(offset));
+        return failf(MPI_ERR_NO_MEM, "cannot allocate %lld bytes to pack a datatype", static_cast<long long>(offset));
     }
     ctx.stats().pack_bytes += offset;
     return MPI_SUCCESS;
 }
 
-int run_bytes(Context &ctx, const Algorithm &alg, const TypedArgs &a, const Prepared &prep, CallStats &stats) {
+int run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const TypedArgs &a, const Prepared &prep,
+              int64_t known_max_block, CallStats &stats) {
     // With MPI_IN_PLACE the data to send lives in recvbuf, laid out by the receive arguments,
     // and is copied out first so that algorithms never read what they are overwriting.
     const void *sbuf = prep.in_place ? a.recvbuf : a.sendbuf;
@@ -106,58 +71,106 @@ int run_bytes(Context &ctx, const Algorithm &alg, const TypedArgs &a, const Prep
     const int *sdispls = prep.in_place ? a.rdispls : a.sdispls;
     MPI_Datatype stype = prep.in_place ? a.recvtype : a.sendtype;
 
+    ByteView &view = ctx.workspace<ByteView>();
     Side send, recv;
     TUCOLL_TRY(byte_side(ctx, const_cast<void *>(sbuf), scounts, sdispls, prep.send_type, prep.in_place,
-                         IndexSlot::kSendCounts, IndexSlot::kSendDispls, Slot::kPackSend, &send));
-    TUCOLL_TRY(byte_side(ctx, a.recvbuf, a.recvcounts, a.rdispls, prep.recv_type, false, IndexSlot::kRecvCounts,
-                         IndexSlot::kRecvDispls, Slot::kPackRecv, &recv));
+                         view.pack_send, view.scounts, view.sdispls, &send));
+    TUCOLL_TRY(byte_side(ctx, a.recvbuf, a.recvcounts, a.rdispls, prep.recv_type, false, view.pack_recv, view.rcounts,
+                         view.rdispls, &recv));
     if (send.packed) {
         TUCOLL_TRY(pack_blocks(sbuf, stype, prep.send_type, ctx.size(), scounts, sdispls, send.base,
-                               send.displs->data(), ctx.comm()));
+                               view.sdispls.data(), ctx.comm()));
     }
-    stats.path = prep.in_place ? "in-place" : send.packed && recv.packed ? "packed send+recv"
-                               : send.packed                 ? "packed send"
-                               : recv.packed                 ? "packed recv"
-                                                             : "direct";
-    if (!prep.note.empty()) stats.path = prep.note + "; " + stats.path;
-    const Call call{a, send.base, send.counts->data(), send.displs->data(),
-                    recv.base, recv.counts->data(), recv.displs->data(), prep.known_max_block};
-    TUCOLL_TRY(alg.run(ctx, call, prep.selection.params, stats));
-    if (recv.packed) {
-        TUCOLL_TRY(unpack_blocks(recv.base, recv.displs->data(), a.recvbuf, a.recvtype, prep.recv_type,
-                                 ctx.size(), a.recvcounts, a.rdispls, ctx.comm()));
+    const char *path = prep.in_place ? "in-place" : send.packed && recv.packed ? "packed send+recv"
+                                                  : send.packed               ? "packed send"
+                                                  : recv.packed               ? "packed recv"
+                                                                              : "direct";
+    stats.path = stats.path.empty() ? path : stats.path + "; " + path;
+    const Call call{a,          send.base,           view.scounts.data(), view.sdispls.data(), recv.base,
+                    view.rcounts.data(), view.rdispls.data(), known_max_block};
+    const int rc = alg.run(ctx, call, sel.params, stats);
+    // Whatever the algorithm met, its requests complete before the receive side is unpacked.
+    ctx.requests().fault(rc);
+    ctx.requests().wait_all();
+    if (recv.packed && !ctx.requests().failed()) {
+        TUCOLL_TRY(unpack_blocks(recv.base, view.rdispls.data(), a.recvbuf, a.recvtype, prep.recv_type, ctx.size(),
+                                 a.recvcounts, a.rdispls, ctx.comm()));
     }
     return MPI_SUCCESS;
 }
 
+struct Alltoallv {
+    using Args = TypedArgs;
+    using Prepared = alltoallv::Prepared;
+
+    static const char *function(const Args &) { return kFn; }
+    static MPI_Comm comm(const Args &a) { return a.comm; }
+    static const RegistryBase &registry(const Args &) { return alltoallv::registry(); }
+
+    static int check(Context &ctx, const Args &a, Prepared *prep) {
+        const int p = ctx.size(), me = ctx.rank();
+        if (a.recvbuf == MPI_IN_PLACE) return failf(MPI_ERR_BUFFER, "%s: recvbuf cannot be MPI_IN_PLACE", kFn);
+        TUCOLL_TRY(check_counts(kFn, "recvcounts", a.recvcounts, p));
+        TUCOLL_TRY(check_displs(kFn, "rdispls", a.rdispls));
+        TUCOLL_TRY(prefix_error(TypeInfo::query(a.recvtype, &prep->recv_type), {kFn, ": recvtype: "}));
+        const int64_t recv_total = total_bytes(a.recvcounts, p, prep->recv_type.size);
+        TUCOLL_TRY(check_buffer(kFn, "recvbuf", a.recvbuf, recv_total, prep->recv_type));
+
+        prep->in_place = a.sendbuf == MPI_IN_PLACE;
+        if (prep->in_place) {
+            prep->send_type = prep->recv_type;
+            return MPI_SUCCESS;
+        }
+        TUCOLL_TRY(check_counts(kFn, "sendcounts", a.sendcounts, p));
+        TUCOLL_TRY(check_displs(kFn, "sdispls", a.sdispls));
+        TUCOLL_TRY(prefix_error(TypeInfo::query(a.sendtype, &prep->send_type), {kFn, ": sendtype: "}));
+        const int64_t send_total = total_bytes(a.sendcounts, p, prep->send_type.size);
+        TUCOLL_TRY(check_buffer(kFn, "sendbuf", a.sendbuf, send_total, prep->send_type));
+
+        const int64_t self_send = static_cast<int64_t>(a.sendcounts[me]) * prep->send_type.size;
+        const int64_t self_recv = static_cast<int64_t>(a.recvcounts[me]) * prep->recv_type.size;
+        if (self_send != self_recv) {
+            return failf(MPI_ERR_TRUNCATE, "%s: rank %d sends %lld bytes to itself but expects %lld", kFn, me,
+                         static_cast<long long>(self_send), static_cast<long long>(self_recv));
+        }
+        if (a.sendbuf == a.recvbuf && send_total > 0 && recv_total > 0) {
+            return failf(MPI_ERR_BUFFER, "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", kFn);
+        }
+        return MPI_SUCCESS;
+    }
+
+    static int check_consistency(Context &ctx, const Args &a, const Prepared &prep) {
+        ByteView &view = ctx.workspace<ByteView>();
+        const int *scounts = prep.in_place ? a.recvcounts : a.sendcounts;
+        view.sent.resize(ctx.size());
+        view.expected.resize(ctx.size());
+        for (int i = 0; i < ctx.size(); ++i) {
+            view.sent[i] = scounts[i] * prep.send_type.size;
+            view.expected[i] = a.recvcounts[i] * prep.recv_type.size;
+        }
+        return check_pairwise_bytes(ctx, view.sent.data(), view.expected.data());
+    }
+
+    static int run(Context &ctx, const Selection &selected, const Args &a, Prepared &prep, CallStats &stats) {
+        const Selection *sel = &selected;
+        Choice choice;
+        if (const ChooseFn choose = alltoallv::registry()[sel->index].choose) {
+            TUCOLL_TRY(choose(ctx, a, prep.send_type.size, &choice));
+            sel = &choice.selection;
+            stats.path = choice.note;
+        }
+        const Algorithm &alg = alltoallv::registry()[sel->index];
+        stats.algorithm = sel->spec;
+        if (!alg.typed) return run_bytes(ctx, alg, *sel, a, prep, choice.known_max_block, stats);
+        stats.path = stats.path.empty() ? "typed" : stats.path + "; typed";
+        const Call call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, choice.known_max_block};
+        return alg.run(ctx, call, sel->params, stats);
+    }
+};
+
 }  // namespace
 
-int run(const char *spec, const TypedArgs &a) {
-    Context *ctx = nullptr;
-    TUCOLL_TRY(prefix_error(Context::get(a.comm, &ctx), std::string(kFn) + ": "));
-    Prepared prep;
-    int rc = prepare(*ctx, a, spec, &prep);
-    if (global_checks_enabled()) rc = agree_on_error(*ctx, rc, kFn);
-    if (rc != MPI_SUCCESS) return rc;
-
-    if (const ChooseFn choose = registry()[prep.selection.index].choose) {
-        Choice choice;
-        TUCOLL_TRY(prefix_error(choose(*ctx, a, prep.send_type.size, &choice), std::string(kFn) + ": "));
-        prep.selection = std::move(choice.selection);
-        prep.known_max_block = choice.known_max_block;
-        prep.note = std::move(choice.note);
-    }
-    const Algorithm &alg = registry()[prep.selection.index];
-    CallStats &stats = ctx->stats();
-    stats.reset("alltoallv");
-    stats.algorithm = prep.selection.spec;
-    if (alg.typed) {
-        stats.path = prep.note.empty() ? "typed" : prep.note + "; typed";
-        const Call call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, prep.known_max_block};
-        return alg.run(*ctx, call, prep.selection.params, stats);
-    }
-    return run_bytes(*ctx, alg, a, prep, stats);
-}
+int run(const char *spec, const TypedArgs &a) { return drive<Alltoallv>(spec, a); }
 
 }  // namespace tucoll::alltoallv
 

@@ -13,7 +13,7 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     config.radix = 2;
     config.tight_temp = false;
     config.metadata_every_round = true;
-    if (ctx.size() > 1) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    if (tuna_needs_temp(ctx, ctx.size(), config)) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
     const FlatLayout layout(call, ctx.size(), ctx.rank());
     return run_tuna_rounds(ctx, layout, config, stats);
 }

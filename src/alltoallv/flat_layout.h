@@ -19,8 +19,9 @@ class FlatLayout final : public TunaLayout {
         *bytes = call_.scounts[dest];
         return call_.sbuf + call_.sdispls[dest];
     }
-    char *destination(int slot, int) const override { return call_.rbuf + call_.rdispls[from(slot)]; }
+    char *destination(int slot, int, int64_t) const override { return call_.rbuf + call_.rdispls[from(slot)]; }
     int64_t destination_bytes(int slot, int) const override { return call_.rcounts[from(slot)]; }
+    int64_t destination_capacity(int slot, int) const override { return call_.rcounts[from(slot)]; }
 
   private:
     int from(int slot) const { return (me_ - slot + p_) % p_; }

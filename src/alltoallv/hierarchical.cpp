@@ -10,12 +10,21 @@
 namespace tucoll::alltoallv {
 namespace {
 
+constexpr int64_t kFirstChunk = 64 << 10;
+
+struct HierarchicalWorkspace {
+    InterNodeArena arena;
+    std::vector<char *> at;
+    std::vector<int64_t> bytes;
+};
+
 // The intra-node ring is the node's ranks in local order; slot i of group j is this rank's block
 // for local rank (g + i) mod Q of node j. A block that arrives for good came from local rank
 // (g - i) mod Q: it is final when it targets this node, else it waits for the inter-node phase.
 class NodeLayout final : public TunaLayout {
   public:
-    NodeLayout(const Call &call, InterNodeBlocks &inter) : call_(call), inter_(inter), topo_(inter.topo) {}
+    NodeLayout(Context &ctx, const Call &call, InterNodeBlocks &inter, InterNodeArena &arena, int64_t max_block)
+        : reqs_(ctx.requests()), call_(call), inter_(inter), arena_(arena), topo_(inter.topo), max_block_(max_block) {}
     int ring_size() const override { return topo_.ppn; }
     int ring_index() const override { return topo_.local_rank; }
     int ring_rank(int index) const override { return topo_.rank_of(topo_.node, index); }
@@ -25,34 +34,78 @@ class NodeLayout final : public TunaLayout {
         *bytes = call_.scounts[dest];
         return call_.sbuf + call_.sdispls[dest];
     }
-    char *destination(int slot, int node) const override {
+    char *destination(int slot, int node, int64_t bytes) const override {
         if (node == topo_.node) return call_.rbuf + call_.rdispls[topo_.rank_of(node, from(slot))];
-        return inter_.at(inter_.position(node, from(slot)));
+        const size_t pos = inter_.position(node, from(slot));
+        char *place = arena_.place(bytes);
+        if (place == nullptr && bytes > 0) {
+            reqs_.fault(failf(MPI_ERR_NO_MEM, "cannot allocate %lld bytes for the inter-node phase",
+                              static_cast<long long>(bytes)));
+        }
+        inter_.at[pos] = place;
+        return place;
     }
     int64_t destination_bytes(int slot, int node) const override {
         return node == topo_.node ? call_.rcounts[topo_.rank_of(node, from(slot))] : -1;
     }
+    int64_t destination_capacity(int, int) const override { return max_block_; }
     void arrived(int slot, int node, int64_t bytes) const override {
-        if (node != topo_.node) inter_.bytes[inter_.position(node, from(slot))] = bytes;
+        if (node == topo_.node) return;
+        const size_t pos = inter_.position(node, from(slot));
+        inter_.bytes[pos] = inter_.at[pos] != nullptr ? bytes : 0;
     }
 
   private:
     int from(int slot) const { return (topo_.local_rank - slot + topo_.ppn) % topo_.ppn; }
+    Requests &reqs_;
     const Call &call_;
     InterNodeBlocks &inter_;
+    InterNodeArena &arena_;
     const Topology &topo_;
+    const int64_t max_block_;
 };
 
 int run_flat_instead(Context &ctx, const Call &call, int radix, const std::string &why, CallStats &stats) {
     TunaConfig config;
     config.radix = std::min(radix, std::max(2, ctx.size()));
-    if (tuna_temp_positions(ctx, ctx.size(), config) > 0) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    if (tuna_needs_temp(ctx, ctx.size(), config)) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
     stats.path += "; fallback to tuna:radix=" + std::to_string(config.radix) + " (" + why + ")";
     const FlatLayout layout(call, ctx.size(), ctx.rank());
     return run_tuna_rounds(ctx, layout, config, stats);
 }
 
 }  // namespace
+
+void InterNodeArena::reset(int64_t worst_case) {
+    current_ = 0;
+    used_ = 0;
+    in_use_ = 0;
+    placed_ = 0;
+    worst_case_ = worst_case;
+}
+
+char *InterNodeArena::place(int64_t bytes) {
+    if (bytes <= 0) return nullptr;
+    const int64_t need = (bytes + 7) / 8 * 8;  // blocks stay 8-byte aligned, never straddle chunks
+    while (current_ < chunks_.size() && used_ + need > static_cast<int64_t>(chunks_[current_]->capacity())) {
+        ++current_;  // the rest of this chunk stays unused in this call
+        used_ = 0;
+    }
+    if (current_ == chunks_.size()) {
+        // Grow geometrically, never beyond what the rest of the call can need.
+        const int64_t rest = std::max(need, worst_case_ - placed_);
+        const int64_t size = std::max(need, std::min(rest, std::max(kFirstChunk, in_use_)));
+        auto chunk = std::make_unique<ScratchBuffer>();
+        if (chunk->get(static_cast<size_t>(size)) == nullptr) return nullptr;
+        chunks_.push_back(std::move(chunk));
+    }
+    ScratchBuffer &chunk = *chunks_[current_];
+    if (used_ == 0) in_use_ += static_cast<int64_t>(chunk.capacity());  // first block in it this call
+    char *at = chunk.get(0) + used_;
+    used_ += need;
+    placed_ += need;
+    return at;
+}
 
 int run_hierarchical(Context &ctx, const Call &call, const Params &params, InterNodePhase inter, CallStats &stats) {
     const Topology &topo = ctx.topology();
@@ -63,21 +116,19 @@ int run_hierarchical(Context &ctx, const Call &call, const Params &params, Inter
     const int q = topo.ppn, nodes = topo.num_nodes;
     TunaConfig config;
     config.radix = std::min(radix, std::max(2, q));
-    const int64_t positions = tuna_temp_positions(ctx, q, config);
-    if (positions > 0 || nodes > 1) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    if (tuna_needs_temp(ctx, q, config) || nodes > 1) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
 
-    const int64_t inter_positions = static_cast<int64_t>(nodes - 1) * q;
-    const int64_t inter_bytes = inter_positions * config.max_block;
-    char *buffer = ctx.scratch(Slot::kInter, static_cast<size_t>(inter_bytes));
-    if (buffer == nullptr && inter_bytes > 0) {
-        return failf(MPI_ERR_NO_MEM, "cannot allocate the inter-node buffer (%lld bytes)", static_cast<long long>(inter_bytes));
-    }
-    stats.scratch_bytes += inter_bytes;
-    InterNodeBlocks blocks{topo, buffer, config.max_block, ctx.index(IndexSlot::kInter, static_cast<size_t>(inter_positions))};
+    HierarchicalWorkspace &ws = ctx.workspace<HierarchicalWorkspace>();
+    const size_t inter_positions = static_cast<size_t>(nodes - 1) * q;
+    ws.at.assign(inter_positions, nullptr);
+    ws.bytes.assign(inter_positions, 0);
+    ws.arena.reset(static_cast<int64_t>(inter_positions) * ((config.max_block + 7) / 8 * 8));
+    InterNodeBlocks blocks{topo, ws.at, ws.bytes};
     stats.path += "; " + std::to_string(nodes) + " nodes x " + std::to_string(q) + " ranks";
 
-    const NodeLayout layout(call, blocks);
+    const NodeLayout layout(ctx, call, blocks, ws.arena, config.max_block);
     TUCOLL_TRY(run_tuna_rounds(ctx, layout, config, stats));
+    stats.scratch_bytes += ws.arena.bytes_in_use();
     for (int64_t b : blocks.bytes) stats.temp_bytes += b;
     if (nodes == 1) return MPI_SUCCESS;
     return inter(ctx, call, blocks, params.get("block_count"), stats);

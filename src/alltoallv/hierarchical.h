@@ -5,26 +5,44 @@
 // inter-node phase only (coalesced: one message per node; staggered: one per block).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "alltoallv/alltoallv.h"
 
 namespace tucoll::alltoallv {
 
+// Where blocks waiting for the inter-node phase are kept: back to back at their actual sizes,
+// which the intra-node rounds announce before the data arrive, in chunks kept from call to call.
+// It holds the bytes announced, not (N-1) * Q blocks of M bytes.
+class InterNodeArena {
+  public:
+    // A new call whose blocks total at most `worst_case` bytes.
+    void reset(int64_t worst_case);
+    // Room for a block of `bytes` bytes; nullptr when memory runs out.
+    char *place(int64_t bytes);
+    // Bytes of the chunks this call has used.
+    int64_t bytes_in_use() const { return in_use_; }
+
+  private:
+    std::vector<std::unique_ptr<ScratchBuffer>> chunks_;
+    size_t current_ = 0;
+    int64_t used_ = 0;  // bytes used in the current chunk
+    int64_t in_use_ = 0, placed_ = 0, worst_case_ = 0;
+};
+
 // What the intra-node phase leaves for the inter-node phase on one rank.
 struct InterNodeBlocks {
     const Topology &topo;
-    char *buffer;                  // (N-1) * Q positions of `block` bytes
-    int64_t block;                 // M
-    std::vector<int64_t> &bytes;   // size of the block at each position
+    std::vector<char *> &at;       // where the block of each position is (nullptr: not kept)
+    std::vector<int64_t> &bytes;   // its size
 
     // Position of the block from local rank `source_local` of this node to this rank's
     // counterpart on `node` (node != topo.node). Nodes are ordered by distance n+1, n+2, ...
-    int64_t position(int node, int source_local) const {
+    size_t position(int node, int source_local) const {
         const int n = topo.num_nodes;
-        return static_cast<int64_t>((node - topo.node - 1 + n) % n) * topo.ppn + source_local;
+        return static_cast<size_t>((node - topo.node - 1 + n) % n) * topo.ppn + source_local;
     }
-    char *at(int64_t pos) const { return buffer + pos * block; }
 };
 
 using InterNodePhase = int (*)(Context &ctx, const Call &call, InterNodeBlocks &blocks, long block_count,

@@ -7,16 +7,11 @@ namespace {
 
 int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
-    copy_self_block(call, me);
-    Requests reqs(2 * static_cast<size_t>(p));
-    for (int i = 0; i < p; ++i) {
-        if (i != me) TUCOLL_TRY(post_block_recv(reqs, call, i, ctx.comm()));
-    }
-    for (int i = 0; i < p; ++i) {
-        if (i != me) TUCOLL_TRY(post_block_send(reqs, call, i, ctx.comm(), stats));
-    }
-    stats.rounds = p - 1;
-    return reqs.wait_all();
+    auto ascending = [me](int step) {
+        const int peer = step - 1 < me ? step - 1 : step;  // the step-th rank other than this one
+        return StepPeers{peer, peer};
+    };
+    return windowed_exchange(ctx, call, p - 1, p - 1, ascending, stats);
 }
 
 }  // namespace

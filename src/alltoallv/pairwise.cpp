@@ -7,17 +7,7 @@ namespace {
 
 int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
-    copy_self_block(call, me);
-    Requests reqs(2);
-    for (int step = 1; step < p; ++step) {
-        const int dest = (me + step) % p;
-        const int source = (me - step + p) % p;
-        TUCOLL_TRY(post_block_recv(reqs, call, source, ctx.comm()));
-        TUCOLL_TRY(post_block_send(reqs, call, dest, ctx.comm(), stats));
-        TUCOLL_TRY(reqs.wait_all());
-    }
-    stats.rounds = p - 1;
-    return MPI_SUCCESS;
+    return windowed_exchange(ctx, call, p - 1, 1, [&](int s) { return send_up(me, p, s); }, stats);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "alltoallv/radix_schedule.h"
 
+#include <algorithm>
+
 namespace tucoll::alltoallv {
 
 RadixSchedule::RadixSchedule(int n, int radix) : n_(n), r_(radix), w_(0) {
@@ -15,6 +17,20 @@ RadixSchedule::RadixSchedule(int n, int radix) : n_(n), r_(radix), w_(0) {
             rounds_.push_back({x, z, distance});
         }
     }
+    int held = 0;
+    std::vector<int> slots;
+    for (const Round &round : rounds_) {
+        slots_of(round, &slots);
+        int staying = 0, starting = 0, leaving = 0;
+        for (int slot : slots) {
+            const bool first = lowest_digit(slot) == round.x, last = highest_digit(slot) == round.x;
+            staying += !last;
+            starting += first && !last;
+            leaving += last && !first;
+        }
+        peak_ = std::max(peak_, held + staying);
+        held += starting - leaving;
+    }
 }
 
 int RadixSchedule::lowest_digit(int slot) const {
@@ -27,11 +43,6 @@ int RadixSchedule::highest_digit(int slot) const {
     int x = w_ - 1;
     while (digit(slot, x) == 0) --x;
     return x;
-}
-
-int RadixSchedule::temp_index(int slot) const {
-    const int dx = highest_digit(slot);
-    return slot - 1 - dx * (r_ - 1) - digit(slot, dx);
 }
 
 void RadixSchedule::slots_of(const Round &round, std::vector<int> *out) const {

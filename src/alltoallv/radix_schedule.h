@@ -5,8 +5,16 @@
 // equals z forward by z * r^x; rounds run x = 0..w-1, z = 1..r-1, skipping those with
 // z * r^x >= n, so there are K <= w (r - 1) of them. A slot reaches its destination in the round
 // of its highest non-zero digit. Slots with a single non-zero digit (z * r^x) go there in one hop:
-// they are the K "direct" slots and never wait in a temporary buffer, which therefore needs
-// B = n - K - 1 positions (slot 0 stays home).
+// they are the K "direct" slots and never wait in a temporary buffer, which therefore holds at
+// most B = n - K - 1 blocks between rounds (slot 0 stays home).
+//
+// §III-C gives each of those B slots a fixed position in T (its index formula is printed with
+// dx = ceil(log_r o), which for r = 3 sends o = 4 to position -1 and o = 5 onto another block's;
+// the highest non-zero digit of o is meant). A fixed position does not survive a pass-through
+// hop, though: a slot with three or more non-zero digits sends its block on and receives the
+// next one in the same round, so both need a place at once. tucoll therefore gives positions out
+// as blocks arrive (tuna_engine.cpp) and sizes T by peak_positions(): B whenever no slot passes
+// through (w <= 2), more otherwise.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +44,9 @@ class RadixSchedule {
     int highest_digit(int slot) const;  // position of the highest non-zero digit (slot > 0)
     bool direct(int slot) const { return lowest_digit(slot) == highest_digit(slot); }
 
-    // §III-C: position in T of a non-direct slot, o - 1 - dx (r - 1) - dz, i.e. the slot index
-    // minus slot 0 and the direct slots below it.
-    int temp_index(int slot) const;
+    // The most T positions in use at once, blocks taking free positions as they arrive: before a
+    // round the slots held, during it those plus the round's incoming blocks that stay.
+    int peak_positions() const { return peak_; }
 
     // The slots moved in `round`, ascending.
     void slots_of(const Round &round, std::vector<int> *out) const;
@@ -47,6 +55,7 @@ class RadixSchedule {
     int n_, r_, w_;
     std::vector<int64_t> power_;  // r^0 .. r^w
     std::vector<Round> rounds_;
+    int peak_ = 0;
 };
 
 }  // namespace tucoll::alltoallv

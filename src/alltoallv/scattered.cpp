@@ -1,7 +1,5 @@
 // scattered: MPICH's scattered alltoallv — the spread-out schedule cut into batches of
 // block_count rounds, each batch completed before the next starts, to limit congestion.
-#include <algorithm>
-
 #include "alltoallv/common.h"
 
 namespace tucoll::alltoallv {
@@ -9,21 +7,9 @@ namespace {
 
 int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
-    const long requested = params.get("block_count");
-    const int batch = (requested == 0 || requested >= p - 1) ? std::max(1, p - 1) : static_cast<int>(requested);
-    copy_self_block(call, me);
-    Requests reqs(2 * static_cast<size_t>(batch));
-    for (int first = 1; first < p; first += batch) {
-        const int n = std::min(batch, p - first);
-        // As MPICH: receive from rank+i, send to rank-i.
-        for (int i = 0; i < n; ++i) TUCOLL_TRY(post_block_recv(reqs, call, (me + first + i) % p, ctx.comm()));
-        for (int i = 0; i < n; ++i) {
-            TUCOLL_TRY(post_block_send(reqs, call, ((me - first - i) % p + p) % p, ctx.comm(), stats));
-        }
-        TUCOLL_TRY(reqs.wait_all());
-    }
-    stats.rounds = p - 1;
-    return MPI_SUCCESS;
+    // As MPICH: receive from rank+i, send to rank-i.
+    return windowed_exchange(ctx, call, p - 1, window_of(params.get("block_count"), p - 1),
+                             [&](int i) { return send_down(me, p, i); }, stats);
 }
 
 }  // namespace

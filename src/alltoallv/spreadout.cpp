@@ -7,12 +7,7 @@ namespace {
 
 int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
-    copy_self_block(call, me);
-    Requests reqs(2 * static_cast<size_t>(p));
-    for (int i = 1; i < p; ++i) TUCOLL_TRY(post_block_recv(reqs, call, (me - i + p) % p, ctx.comm()));
-    for (int i = 1; i < p; ++i) TUCOLL_TRY(post_block_send(reqs, call, (me + i) % p, ctx.comm(), stats));
-    stats.rounds = p - 1;
-    return reqs.wait_all();
+    return windowed_exchange(ctx, call, p - 1, p - 1, [&](int i) { return send_up(me, p, i); }, stats);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // tuna: tunable-radix non-uniform all-to-all (seed 000 §III, Algorithm 1). K <= w (r-1) rounds of
-// metadata + data to rank distance z * r^x; blocks not yet home wait in T, which holds exactly
-// B = P - K - 1 blocks of M bytes, direct blocks never entering it. Receives land in their final
-// place in the receive buffer, so there is no rotation. With r >= P-1 every block is direct and
-// the exchange is the spread-out one, without T.
+// metadata + data to rank distance z * r^x; blocks not yet home wait in T, which holds at most
+// B = P - K - 1 blocks of M bytes between rounds, direct blocks never entering it (more while a
+// pass-through block arrives: radix_schedule.h). Receives land in their final place in the
+// receive buffer, so there is no rotation. With r >= P-1 every block is direct and the exchange
+// is the spread-out one, without T.
 #include <algorithm>
 
 #include "alltoallv/flat_layout.h"
@@ -26,7 +27,7 @@ namespace {
 int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
     TunaConfig config;
     config.radix = static_cast<int>(params.get("radix"));
-    if (tuna_temp_positions(ctx, ctx.size(), config) > 0) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    if (tuna_needs_temp(ctx, ctx.size(), config)) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
     const FlatLayout layout(call, ctx.size(), ctx.rank());
     return run_tuna_rounds(ctx, layout, config, stats);
 }
@@ -41,8 +42,8 @@ Algorithm tuna_algorithm() {
     a.params = {{"radix", Bound::constant(2), Bound::procs(), 2,
                  "base of the digit rounds: small favours latency (few rounds), large bandwidth; >= P-1 is "
                  "spread-out"}};
-    a.constraints = "none; pass-through blocks (3+ non-zero digits, radix < sqrt(P)) are staged in free T "
-                    "positions, else in a staging buffer reported as staging_bytes";
+    a.constraints = "none; while a pass-through block (3+ non-zero digits, radix < sqrt(P)) arrives its "
+                    "predecessor is still being sent, so T then holds more than P-K-1 blocks (staging_bytes)";
     a.run = run;
     return a;
 }

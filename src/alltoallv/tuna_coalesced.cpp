@@ -1,63 +1,50 @@
 // tuna_coalesced: hierarchical TuNA whose inter-node phase sends, to each other node, the Q
 // blocks this node's ranks have for the counterpart there in ONE message: N-1 rounds of the
-// scattered pattern, block_count nodes per batch (seed 000 §IV-B, Algorithm 3). T is rearranged
-// first so that each node's blocks are contiguous.
+// scattered pattern, block_count nodes per batch (seed 000 §IV-B, Algorithm 3). The message is a
+// block list over the blocks where the intra-node phase left them: nothing is rearranged.
 #include "alltoallv/hierarchical.h"
-#include "core/copy.h"
 #include "core/errors.h"
 #include "core/p2p.h"
 
 namespace tucoll::alltoallv {
 namespace {
 
+struct CoalescedWorkspace {
+    std::vector<BlockList> incoming, outgoing;
+};
+
 int inter_coalesced(Context &ctx, const Call &call, InterNodeBlocks &blocks, long block_count, CallStats &stats) {
     const Topology &t = blocks.topo;
     const int q = t.ppn, nodes = t.num_nodes, me = t.node, local = t.local_rank;
-    // Rearrangement: pack the blocks for each node back to back (moves only go left).
-    std::vector<int64_t> &offset = ctx.index(IndexSlot::kMeta0, static_cast<size_t>(nodes));
-    int64_t packed = 0;
-    for (int k = 1; k < nodes; ++k) {
-        const int node = (me + k) % nodes;
-        offset[k] = packed;
-        for (int s = 0; s < q; ++s) {
-            const int64_t pos = blocks.position(node, s);
-            local_move(blocks.buffer + packed, blocks.at(pos), blocks.bytes[pos]);
-            packed += blocks.bytes[pos];
-        }
-    }
-    offset[0] = packed;  // end of the last node's run
-    auto run_of = [&](int node, int64_t *bytes) {
-        const int k = (node - me + nodes) % nodes;
-        const int64_t end = k + 1 < nodes ? offset[k + 1] : offset[0];
-        *bytes = end - offset[k];
-        return blocks.buffer + offset[k];
-    };
-
     const int batch = batch_size(block_count, nodes - 1);
-    Requests reqs(2 * static_cast<size_t>(batch));
-    std::vector<BlockList> incoming(batch);
+    CoalescedWorkspace &ws = ctx.workspace<CoalescedWorkspace>();
+    ws.incoming.resize(batch);
+    ws.outgoing.resize(batch);
+    Requests &reqs = ctx.requests();
     for (int first = 1; first < nodes; first += batch) {
         const int n = std::min(batch, nodes - first);
         for (int i = 0; i < n; ++i) {
             const int from = (me + first + i) % nodes;
-            BlockList &in = incoming[i];
+            BlockList &in = ws.incoming[i];
             in.clear();
             for (int s = 0; s < q; ++s) {
                 const int source = t.rank_of(from, s);
                 in.add(call.rbuf + call.rdispls[source], call.rcounts[source]);
             }
-            TUCOLL_TRY(reqs.recv(in, t.rank_of(from, local), kTagInter, ctx.comm()));
+            reqs.recv(in, t.rank_of(from, local), kTagInter, ctx.comm());
         }
         for (int i = 0; i < n; ++i) {
             const int to = (me - first - i + nodes) % nodes;
-            int64_t bytes = 0;
-            char *run = run_of(to, &bytes);
-            if (bytes > 0) {
-                stats.count_send(bytes);
-                TUCOLL_TRY(reqs.send(run, bytes, t.rank_of(to, local), kTagInter, ctx.comm()));
+            BlockList &out = ws.outgoing[i];
+            out.clear();
+            for (int s = 0; s < q; ++s) {
+                const size_t pos = blocks.position(to, s);
+                out.add(blocks.at[pos], blocks.bytes[pos]);
             }
+            if (!out.empty()) stats.count_send(out.bytes());
+            reqs.send(out, t.rank_of(to, local), kTagInter, ctx.comm());
         }
-        TUCOLL_TRY(reqs.wait_all());
+        reqs.wait_all();
     }
     stats.rounds += nodes - 1;
     return MPI_SUCCESS;

@@ -14,12 +14,14 @@ namespace {
 // What the engine reuses from call to call on a communicator (no allocation in steady state).
 struct EngineWorkspace {
     std::unique_ptr<RadixSchedule> schedule;
-    std::vector<int> slots;
-    std::vector<int64_t> out_bytes, in_bytes;
-    std::vector<const char *> staged;
-    std::vector<size_t> middles;
-    std::vector<BlockList> lists;
-    Requests reqs;
+    ScratchBuffer temp;               // T
+    std::vector<int> where;           // per slot: its position in T, or -1 while it holds none
+    std::vector<int> free_positions;  // positions of T holding nothing, as a stack
+    std::vector<int64_t> held;        // per (position, group): bytes of the block held there
+    std::vector<int> slots, staying;  // this round's slots; the position each incoming block takes
+    std::vector<int64_t> out_bytes, in_bytes, meta_out, meta_in;
+    BlockList out, in;
+    std::vector<BlockList> lists;     // direct-only rounds
 
     const RadixSchedule &schedule_for(int n, int radix) {
         if (!schedule || schedule->ring_size() != n || schedule->radix() != radix) {
@@ -29,31 +31,43 @@ struct EngineWorkspace {
     }
 };
 
-// State of one call: T, what each position holds, and the per-round lists.
+// T positions a configuration provides on a ring of n ranks.
+int temp_positions(const RadixSchedule &schedule, const TunaConfig &config) {
+    if (schedule.ring_size() <= 1) return 0;
+    return config.tight_temp ? schedule.peak_positions() : std::max(schedule.ring_size() - 1, schedule.peak_positions());
+}
+
+// State of one call: T, which slot holds which position, and the per-round lists.
 class Rounds {
   public:
     Rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats)
-        : ctx_(ctx), layout_(layout), config_(config), stats_(stats), ws_(ctx.workspace<EngineWorkspace>()),
-          schedule_(ws_.schedule_for(layout.ring_size(), config.radix)), n_(layout.ring_size()),
-          me_(layout.ring_index()), groups_(layout.groups()), block_(config.max_block), slots_(ws_.slots),
-          out_bytes_(ws_.out_bytes), in_bytes_(ws_.in_bytes), staged_(ws_.staged) {}
+        : ctx_(ctx), reqs_(ctx.requests()), layout_(layout), config_(config), stats_(stats),
+          ws_(ctx.workspace<EngineWorkspace>()), schedule_(ws_.schedule_for(layout.ring_size(), config.radix)),
+          n_(layout.ring_size()), me_(layout.ring_index()), groups_(layout.groups()), block_(config.max_block) {}
 
     int run();
 
   private:
-    int position(int slot) const { return config_.tight_temp ? schedule_.temp_index(slot) : slot - 1; }
-    char *temp(int slot, int group) const {
-        return temp_ + (static_cast<int64_t>(position(slot)) * groups_ + group) * block_;
+    char *temp(int position, int group) const {
+        TUCOLL_ASSERT(position >= 0 && position < positions_ && group >= 0 && group < groups_);
+        return temp_ == nullptr ? nullptr : temp_ + (static_cast<int64_t>(position) * groups_ + group) * block_;
     }
-    int64_t &held(int slot, int group) { return (*held_bytes_)[static_cast<size_t>(position(slot)) * groups_ + group]; }
+    int64_t &held(int position, int group) {
+        TUCOLL_ASSERT(position >= 0 && position < positions_);
+        return ws_.held[static_cast<size_t>(position) * groups_ + group];
+    }
+    bool first_hop(int slot, const RadixSchedule::Round &round) const { return schedule_.lowest_digit(slot) == round.x; }
+    bool last_hop(int slot, const RadixSchedule::Round &round) const { return schedule_.highest_digit(slot) == round.x; }
 
     void copy_slot_zero();
     bool direct_only() const;
-    int run_direct_only();
-    int run_round(const RadixSchedule::Round &round);
-    int stage_middles(const RadixSchedule::Round &round);
+    void run_direct_only();
+    void allocate_temp();
+    void run_round(const RadixSchedule::Round &round);
+    void exchange_sizes(const RadixSchedule::Round &round, int send_peer, int recv_peer);
 
     Context &ctx_;
+    Requests &reqs_;
     const TunaLayout &layout_;
     const TunaConfig &config_;
     CallStats &stats_;
@@ -62,20 +76,15 @@ class Rounds {
     const int n_, me_, groups_;
     const int64_t block_;
     char *temp_ = nullptr;
-    std::vector<int64_t> *held_bytes_ = nullptr;  // size of the block held per (position, group)
-    std::vector<int64_t> *occupied_ = nullptr;    // 1 while a position holds a slot's blocks
-    std::vector<int64_t> *meta_out_ = nullptr, *meta_in_ = nullptr;
-    // Per-round lists (in the workspace), indexed like slots_ x groups.
-    std::vector<int> &slots_;
-    std::vector<int64_t> &out_bytes_, &in_bytes_;
-    std::vector<const char *> &staged_;  // where a middle block's outgoing copy sits, or nullptr
+    int positions_ = 0;  // T's capacity, in positions of groups_ blocks of M bytes
+    int in_use_ = 0, peak_ = 0;
 };
 
 void Rounds::copy_slot_zero() {
     for (int g = 0; g < groups_; ++g) {
         int64_t bytes = 0;
         const char *src = layout_.source(0, g, &bytes);
-        local_copy(layout_.destination(0, g), src, bytes);
+        local_copy(layout_.destination(0, g, bytes), src, bytes);
         layout_.arrived(0, g, bytes);
     }
 }
@@ -83,7 +92,7 @@ void Rounds::copy_slot_zero() {
 // Every slot direct and every size known: the rounds do not depend on each other, and all of
 // them are posted at once — the spread-out exchange, with no temporary buffer.
 bool Rounds::direct_only() const {
-    if (schedule_.temp_positions() > 0 || config_.metadata_every_round || !config_.tight_temp) return false;
+    if (temp_positions(schedule_, config_) > 0 || config_.metadata_every_round || !config_.tight_temp) return false;
     for (const auto &round : schedule_.rounds()) {
         for (int g = 0; g < groups_; ++g) {
             if (layout_.destination_bytes(static_cast<int>(round.distance), g) < 0) return false;
@@ -92,226 +101,193 @@ bool Rounds::direct_only() const {
     return true;
 }
 
-int Rounds::run_direct_only() {
-    Requests &reqs = ws_.reqs;
+void Rounds::run_direct_only() {
     std::vector<BlockList> &lists = ws_.lists;
     if (lists.size() < 2 * schedule_.rounds().size()) lists.resize(2 * schedule_.rounds().size());
-    for (BlockList &l : lists) l.clear();
     size_t k = 0;
     for (const auto &round : schedule_.rounds()) {
         const int slot = static_cast<int>(round.distance);
         BlockList &in = lists[k++];
-        for (int g = 0; g < groups_; ++g) in.add(layout_.destination(slot, g), layout_.destination_bytes(slot, g));
-        TUCOLL_TRY(reqs.recv(in, layout_.ring_rank((me_ - slot % n_ + n_) % n_), kTagData, ctx_.comm()));
+        in.clear();
+        for (int g = 0; g < groups_; ++g) {
+            const int64_t bytes = layout_.destination_bytes(slot, g);
+            in.add(layout_.destination(slot, g, bytes), bytes);
+        }
+        reqs_.recv(in, layout_.ring_rank((me_ - slot % n_ + n_) % n_), kTagData, ctx_.comm());
     }
     for (const auto &round : schedule_.rounds()) {
         const int slot = static_cast<int>(round.distance);
         BlockList &out = lists[k++];
+        out.clear();
         for (int g = 0; g < groups_; ++g) {
             int64_t bytes = 0;
             const char *src = layout_.source(slot, g, &bytes);
             out.add(src, bytes);
         }
         if (!out.empty()) stats_.count_send(out.bytes());
-        TUCOLL_TRY(reqs.send(out, layout_.ring_rank((me_ + slot) % n_), kTagData, ctx_.comm()));
+        reqs_.send(out, layout_.ring_rank((me_ + slot) % n_), kTagData, ctx_.comm());
     }
-    TUCOLL_TRY(reqs.wait_all());
+    reqs_.wait_all();
     for (const auto &round : schedule_.rounds()) {
         const int slot = static_cast<int>(round.distance);
         for (int g = 0; g < groups_; ++g) layout_.arrived(slot, g, layout_.destination_bytes(slot, g));
     }
-    return MPI_SUCCESS;
+}
+
+// T and its bookkeeping: every position free, no slot holding one. Without memory for T the
+// rank records the error and runs the rounds without it (its blocks go out empty).
+void Rounds::allocate_temp() {
+    positions_ = temp_positions(schedule_, config_);
+    const int64_t bytes = static_cast<int64_t>(positions_) * groups_ * block_;
+    temp_ = ws_.temp.get(static_cast<size_t>(bytes));
+    if (temp_ == nullptr && bytes > 0) {
+        reqs_.fault(failf(MPI_ERR_NO_MEM, "cannot allocate the temporary buffer (%lld bytes)", static_cast<long long>(bytes)));
+    }
+    ws_.where.assign(static_cast<size_t>(n_), -1);
+    ws_.free_positions.resize(static_cast<size_t>(positions_));
+    for (int i = 0; i < positions_; ++i) ws_.free_positions[i] = positions_ - 1 - i;
+    ws_.held.assign(static_cast<size_t>(positions_) * groups_, 0);
 }
 
 int Rounds::run() {
     copy_slot_zero();
     stats_.rounds += schedule_.num_rounds();
     if (n_ == 1) return MPI_SUCCESS;
-    if (direct_only()) return run_direct_only();
-
-    const int64_t positions = tuna_temp_positions(ctx_, n_, config_);
-    const int64_t temp_bytes = positions * groups_ * block_;
-    temp_ = ctx_.scratch(Slot::kTemp, static_cast<size_t>(temp_bytes));
-    if (temp_ == nullptr && temp_bytes > 0) {
-        return failf(MPI_ERR_NO_MEM, "cannot allocate the temporary buffer (%lld bytes)", static_cast<long long>(temp_bytes));
+    if (direct_only()) {
+        run_direct_only();
+        return MPI_SUCCESS;
     }
-    stats_.scratch_bytes += temp_bytes;
-    held_bytes_ = &ctx_.index(IndexSlot::kMeta0, static_cast<size_t>(positions * groups_));
-    occupied_ = &ctx_.index(IndexSlot::kMeta1, static_cast<size_t>(positions));
-    meta_out_ = &ctx_.index(IndexSlot::kMeta2, static_cast<size_t>(n_) * groups_);
-    meta_in_ = &ctx_.index(IndexSlot::kMeta3, static_cast<size_t>(n_) * groups_);
-    for (const auto &round : schedule_.rounds()) TUCOLL_TRY(run_round(round));
+    allocate_temp();
+    for (const auto &round : schedule_.rounds()) run_round(round);
+    // T is sized by the schedule's peak, which the rounds just reached (never more: the free list
+    // would have run dry).
+    TUCOLL_ASSERT(peak_ <= positions_ && (!config_.tight_temp || peak_ == positions_));
+    const int64_t position_bytes = static_cast<int64_t>(groups_) * block_;
+    stats_.scratch_bytes += positions_ * position_bytes;
+    // What T holds beyond the paper's B blocks: pass-through blocks arriving while their
+    // predecessors are still being sent.
+    stats_.staging_bytes += std::max(0, positions_ - (n_ - 1 - schedule_.num_rounds())) * position_bytes;
     return MPI_SUCCESS;
 }
 
-int Rounds::run_round(const RadixSchedule::Round &round) {
+// Phase 1 of a round: the sizes the receiver cannot know (blocks not yet at their destination,
+// or whose destination size is not local), in slot then group order. An announced size that does
+// not fit its place is an error; the block is then received only as far as its place goes.
+void Rounds::exchange_sizes(const RadixSchedule::Round &round, int send_peer, int recv_peer) {
+    const std::vector<int> &slots = ws_.slots;
+    std::vector<int64_t> &out_bytes = ws_.out_bytes, &in_bytes = ws_.in_bytes;
+    int count = 0;
+    ws_.meta_out.resize(slots.size() * groups_);
+    ws_.meta_in.resize(slots.size() * groups_);
+    for (size_t s = 0; s < slots.size(); ++s) {
+        const int slot = slots[s];
+        const bool first = first_hop(slot, round), last = last_hop(slot, round);
+        for (int g = 0; g < groups_; ++g) {
+            const size_t k = s * groups_ + g;
+            if (first) {
+                layout_.source(slot, g, &out_bytes[k]);
+            } else {
+                out_bytes[k] = held(ws_.where[slot], g);
+            }
+            const int64_t known = last ? layout_.destination_bytes(slot, g) : -1;
+            if (config_.metadata_every_round || known < 0) {
+                ws_.meta_out[count++] = out_bytes[k];
+            } else {
+                in_bytes[k] = known;
+            }
+        }
+    }
+    if (count == 0) return;
+    // Sizes that do not arrive (the sender failed and sends nothing) are taken as empty.
+    std::fill(ws_.meta_in.begin(), ws_.meta_in.begin() + count, 0);
+    reqs_.recv(ws_.meta_in.data(), count * static_cast<int64_t>(sizeof(int64_t)), recv_peer, kTagMeta, ctx_.comm());
+    reqs_.send(ws_.meta_out.data(), count * static_cast<int64_t>(sizeof(int64_t)), send_peer, kTagMeta, ctx_.comm());
+    reqs_.wait_all();
+    count = 0;
+    for (size_t s = 0; s < slots.size(); ++s) {
+        const bool last = last_hop(slots[s], round);
+        for (int g = 0; g < groups_; ++g) {
+            const size_t k = s * groups_ + g;
+            const int64_t known = last ? layout_.destination_bytes(slots[s], g) : -1;
+            if (!config_.metadata_every_round && known >= 0) continue;
+            const int64_t size = ws_.meta_in[count++];
+            const int64_t place = known >= 0 ? known : last ? layout_.destination_capacity(slots[s], g) : block_;
+            if (size < 0 || size > place || (known >= 0 && size != known)) {
+                reqs_.fault(failf(MPI_ERR_TRUNCATE, "rank %d announces a %lld-byte block where %lld %s: send and receive "
+                                  "counts do not match", recv_peer, static_cast<long long>(size),
+                                  static_cast<long long>(place), known >= 0 ? "are expected" : "fit"));
+            }
+            in_bytes[k] = std::clamp<int64_t>(size, 0, place);
+        }
+    }
+}
+
+void Rounds::run_round(const RadixSchedule::Round &round) {
     const MPI_Comm comm = ctx_.comm();
     const int64_t d = round.distance;
     const int send_peer = layout_.ring_rank(static_cast<int>((me_ + d) % n_));
     const int recv_peer = layout_.ring_rank(static_cast<int>((me_ - d + n_) % n_));
-    schedule_.slots_of(round, &slots_);
-    const size_t items = slots_.size() * groups_;
-    out_bytes_.assign(items, 0);
-    in_bytes_.assign(items, 0);
+    std::vector<int> &slots = ws_.slots;
+    schedule_.slots_of(round, &slots);
+    const size_t items = slots.size() * groups_;
+    ws_.out_bytes.assign(items, 0);
+    ws_.in_bytes.assign(items, 0);
+    exchange_sizes(round, send_peer, recv_peer);
 
-    // Phase 1: metadata — the sizes the receiver cannot know (blocks not yet at their
-    // destination, or whose destination size is not local), in slot then group order.
-    int count = 0;
-    for (size_t s = 0; s < slots_.size(); ++s) {
-        const int slot = slots_[s];
-        const bool first = schedule_.lowest_digit(slot) == round.x;
-        const bool last = schedule_.highest_digit(slot) == round.x;
-        for (int g = 0; g < groups_; ++g) {
-            const size_t k = s * groups_ + g;
-            if (first) {
-                layout_.source(slot, g, &out_bytes_[k]);
-            } else {
-                out_bytes_[k] = held(slot, g);
-            }
-            const int64_t known = last ? layout_.destination_bytes(slot, g) : -1;
-            if (config_.metadata_every_round || known < 0) {
-                (*meta_out_)[count++] = out_bytes_[k];
-            } else {
-                in_bytes_[k] = known;
-            }
-        }
-    }
-    if (count > 0) {
-        TUCOLL_MPI(MPI_Sendrecv(meta_out_->data(), count, MPI_INT64_T, send_peer, kTagMeta, meta_in_->data(), count,
-                                MPI_INT64_T, recv_peer, kTagMeta, comm, MPI_STATUS_IGNORE));
-        count = 0;
-        for (size_t s = 0; s < slots_.size(); ++s) {
-            const bool last = schedule_.highest_digit(slots_[s]) == round.x;
-            for (int g = 0; g < groups_; ++g) {
-                const size_t k = s * groups_ + g;
-                const int64_t known = last ? layout_.destination_bytes(slots_[s], g) : -1;
-                if (!config_.metadata_every_round && known >= 0) continue;
-                const int64_t size = (*meta_in_)[count++];
-                // A block bound for T (or an unknown destination slot of M bytes) must fit.
-                if (size < 0 || ((!last || known < 0) && size > block_) || (known >= 0 && size != known)) {
-                    return failf(MPI_ERR_TRUNCATE, "rank %d announces a %lld-byte block where %lld fit; send and "
-                                 "receive counts do not match", recv_peer, static_cast<long long>(size),
-                                 static_cast<long long>(known >= 0 ? known : block_));
-                }
-                in_bytes_[k] = size;
-            }
-        }
-    }
-
-    // Blocks that pass through (neither first nor last hop) are sent from and received into the
-    // same T position in this round; their outgoing copy is staged elsewhere first.
-    TUCOLL_TRY(stage_middles(round));
-
-    // Phase 2: the data, one message each way.
-    if (ws_.lists.size() < 2) ws_.lists.resize(2);
-    BlockList &out = ws_.lists[0], &in = ws_.lists[1];
+    // Phase 2: the data, one message each way. A block that stays takes a free position; a
+    // block passing through leaves its old one only when the round is over.
+    ws_.staying.assign(slots.size(), -1);
+    BlockList &out = ws_.out, &in = ws_.in;
     out.clear();
     in.clear();
-    for (size_t s = 0; s < slots_.size(); ++s) {
-        const int slot = slots_[s];
-        const bool first = schedule_.lowest_digit(slot) == round.x;
-        const bool last = schedule_.highest_digit(slot) == round.x;
+    for (size_t s = 0; s < slots.size(); ++s) {
+        const int slot = slots[s];
+        const bool first = first_hop(slot, round), last = last_hop(slot, round);
+        if (!last) {
+            TUCOLL_ASSERT(!ws_.free_positions.empty());
+            ws_.staying[s] = ws_.free_positions.back();
+            ws_.free_positions.pop_back();
+            ++in_use_;
+        }
         for (int g = 0; g < groups_; ++g) {
             const size_t k = s * groups_ + g;
             int64_t bytes = 0;
-            const char *src = first ? layout_.source(slot, g, &bytes) : staged_[k] ? staged_[k] : temp(slot, g);
-            out.add(src, out_bytes_[k]);
-            in.add(last ? layout_.destination(slot, g) : temp(slot, g), in_bytes_[k]);
-            if (!last) stats_.temp_bytes += in_bytes_[k];
+            const char *src = first ? layout_.source(slot, g, &bytes) : temp(ws_.where[slot], g);
+            if (src != nullptr) out.add(src, ws_.out_bytes[k]);
+            char *dst = last ? layout_.destination(slot, g, ws_.in_bytes[k]) : temp(ws_.staying[s], g);
+            if (dst != nullptr) in.add(dst, ws_.in_bytes[k]);
+            if (!last) stats_.temp_bytes += ws_.in_bytes[k];
         }
     }
-    Requests &reqs = ws_.reqs;
-    TUCOLL_TRY(reqs.recv(in, recv_peer, kTagData, comm));
+    peak_ = std::max(peak_, in_use_);
+    reqs_.recv(in, recv_peer, kTagData, comm);
     if (!out.empty()) stats_.count_send(out.bytes());
-    TUCOLL_TRY(reqs.send(out, send_peer, kTagData, comm));
-    TUCOLL_TRY(reqs.wait_all());
+    reqs_.send(out, send_peer, kTagData, comm);
+    reqs_.wait_all();
 
-    for (size_t s = 0; s < slots_.size(); ++s) {
-        const int slot = slots_[s];
-        const bool first = schedule_.lowest_digit(slot) == round.x;
-        const bool last = schedule_.highest_digit(slot) == round.x;
+    for (size_t s = 0; s < slots.size(); ++s) {
+        const int slot = slots[s];
+        const bool first = first_hop(slot, round), last = last_hop(slot, round);
+        if (!first) {  // its old position is free again
+            ws_.free_positions.push_back(ws_.where[slot]);
+            --in_use_;
+        }
+        ws_.where[slot] = ws_.staying[s];
         for (int g = 0; g < groups_; ++g) {
             const size_t k = s * groups_ + g;
             if (last) {
-                layout_.arrived(slot, g, in_bytes_[k]);
+                layout_.arrived(slot, g, ws_.in_bytes[k]);
             } else {
-                held(slot, g) = in_bytes_[k];
-            }
-        }
-        if (!last) (*occupied_)[position(slot)] = 1;
-        if (last && !first) (*occupied_)[position(slot)] = 0;
-    }
-    return MPI_SUCCESS;
-}
-
-// Outgoing copies of pass-through blocks go to T positions that are free during this round
-// (slots not started yet or already delivered, other than this round's first receivers);
-// only what does not fit there goes to the staging buffer.
-int Rounds::stage_middles(const RadixSchedule::Round &round) {
-    staged_.assign(slots_.size() * groups_, nullptr);
-    std::vector<size_t> &middles = ws_.middles;
-    middles.clear();
-    for (size_t s = 0; s < slots_.size(); ++s) {
-        const int slot = slots_[s];
-        if (schedule_.lowest_digit(slot) < round.x && schedule_.highest_digit(slot) > round.x) {
-            for (int g = 0; g < groups_; ++g) {
-                if (out_bytes_[s * groups_ + g] > 0) middles.push_back(s * groups_ + g);
+                held(ws_.staying[s], g) = ws_.in_bytes[k];
             }
         }
     }
-    if (middles.empty()) return MPI_SUCCESS;
-
-    std::vector<int64_t> &occupied = *occupied_;
-    for (int slot : slots_) {
-        if (schedule_.lowest_digit(slot) == round.x && schedule_.highest_digit(slot) != round.x) {
-            occupied[position(slot)] = 2;  // receives into its own position this round
-        }
-    }
-    size_t next = 0;
-    int64_t position_index = 0;
-    int group_index = groups_;  // forces a search for the first free position
-    auto next_free = [&]() -> char * {
-        if (group_index == groups_) {
-            while (position_index < static_cast<int64_t>(occupied.size()) && occupied[position_index] != 0) ++position_index;
-            if (position_index == static_cast<int64_t>(occupied.size())) return nullptr;
-            group_index = 0;
-            ++position_index;
-        }
-        return temp_ + ((position_index - 1) * groups_ + group_index++) * block_;
-    };
-    for (; next < middles.size(); ++next) {
-        char *spot = next_free();
-        if (spot == nullptr) break;
-        staged_[middles[next]] = spot;
-    }
-    for (int slot : slots_) {
-        if (schedule_.lowest_digit(slot) == round.x && schedule_.highest_digit(slot) != round.x) {
-            occupied[position(slot)] = 0;
-        }
-    }
-    int64_t overflow = 0;
-    for (size_t m = next; m < middles.size(); ++m) overflow += out_bytes_[middles[m]];
-    char *staging = ctx_.scratch(Slot::kStaging, static_cast<size_t>(overflow));
-    if (staging == nullptr && overflow > 0) {
-        return failf(MPI_ERR_NO_MEM, "cannot allocate %lld staging bytes", static_cast<long long>(overflow));
-    }
-    stats_.staging_bytes = std::max(stats_.staging_bytes, overflow);
-    for (size_t m = next; m < middles.size(); ++m) {
-        staged_[middles[m]] = staging;
-        staging += out_bytes_[middles[m]];
-    }
-    for (size_t k : middles) {
-        const int slot = slots_[k / groups_];
-        local_copy(const_cast<char *>(staged_[k]), temp(slot, static_cast<int>(k % groups_)), out_bytes_[k]);
-    }
-    return MPI_SUCCESS;
 }
 
 }  // namespace
 
-int64_t tuna_temp_positions(Context &ctx, int n, const TunaConfig &config) {
-    if (n <= 1) return 0;
-    return config.tight_temp ? ctx.workspace<EngineWorkspace>().schedule_for(n, config.radix).temp_positions() : n - 1;
+bool tuna_needs_temp(Context &ctx, int n, const TunaConfig &config) {
+    return temp_positions(ctx.workspace<EngineWorkspace>().schedule_for(n, config.radix), config) > 0;
 }
 
 int run_tuna_rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats) {

@@ -1,7 +1,7 @@
 // The round engine shared by tuna, bruck2 and the intra-node phase of the hierarchical variants:
 // radix-r store-and-forward rounds, each a metadata exchange (sizes of the blocks whose size the
 // receiver cannot know) followed by one data message. Blocks move between the user's buffers,
-// the temporary buffer T and their destinations without being packed: each message is an
+// the temporary buffer T and their destinations without being copied: each message is an
 // hindexed datatype over the blocks' addresses.
 #pragma once
 
@@ -24,19 +24,22 @@ class TunaLayout {
     virtual int groups() const = 0;
     // The block this rank sends `slot` positions ahead, as it sits in the send buffer.
     virtual const char *source(int slot, int group, int64_t *bytes) const = 0;
-    // Where a block that arrives for good goes (it travelled `slot` positions to get here).
-    virtual char *destination(int slot, int group) const = 0;
+    // Where a block that arrives for good goes (it travelled `slot` positions to get here), once
+    // its size is known: the hierarchical layout places blocks for other nodes by their size.
+    virtual char *destination(int slot, int group, int64_t bytes) const = 0;
     // Its size when this rank knows it (from recvcounts), else -1. Whether it is known must be
     // the same on every ring member.
     virtual int64_t destination_bytes(int slot, int group) const = 0;
+    // The most bytes a block may have at its destination when its size is not known there.
+    virtual int64_t destination_capacity(int slot, int group) const = 0;
     // Called for every block that reached its destination, with its size.
     virtual void arrived(int slot, int group, int64_t bytes) const {}
 };
 
 struct TunaConfig {
     int radix = 2;
-    // true: T has B = n-K-1 positions (§III-C mapping, direct slots never stored).
-    // false: one position per slot, n-1, as the two-phase Bruck algorithm sizes it.
+    // true: T is sized by the schedule's peak (B = n-K-1 positions when no block passes through).
+    // false: at least one position per slot, n-1, as the two-phase Bruck algorithm sizes it.
     bool tight_temp = true;
     // true: every round exchanges the size of every block (two-phase Bruck); false: only the
     // sizes the receiver cannot know, and no metadata message when there are none.
@@ -44,11 +47,14 @@ struct TunaConfig {
     int64_t max_block = 0;  // M, the largest block on any rank (bytes)
 };
 
-// Runs all rounds; afterwards every block has reached layout.destination(). Accumulates rounds,
-// messages, bytes through T, scratch and staging bytes into `stats`.
+// Runs all rounds; afterwards every block has reached layout.destination(). Errors (an announced
+// block larger than its place, no memory for T) are recorded on the context's traffic and the
+// rounds go on (core/p2p.h). Accumulates rounds, messages, bytes through T and the peak of T
+// into `stats`.
 int run_tuna_rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats);
 
-// T positions a configuration uses on a ring of n ranks (B, or n-1 for two-phase Bruck).
-int64_t tuna_temp_positions(Context &ctx, int n, const TunaConfig &config);
+// Whether a configuration needs T (and so M) on a ring of n ranks: false when every block goes
+// straight to its destination (radix >= n-1).
+bool tuna_needs_temp(Context &ctx, int n, const TunaConfig &config);
 
 }  // namespace tucoll::alltoallv

@@ -1,6 +1,7 @@
 // tuna_staggered: hierarchical TuNA whose inter-node phase sends every block as its own message:
 // (N-1) * Q rounds, block_count messages per batch (seed 000 §IV-B, Algorithm 2). Blocks are
-// sent straight from their T positions; no rearrangement is needed.
+// sent straight from where the intra-node phase left them. Every message is posted, empty blocks
+// too: whether one is sent then depends on nothing the two sides could see differently.
 #include "alltoallv/hierarchical.h"
 #include "core/errors.h"
 #include "core/p2p.h"
@@ -13,7 +14,7 @@ int inter_staggered(Context &ctx, const Call &call, InterNodeBlocks &blocks, lon
     const int q = t.ppn, nodes = t.num_nodes, me = t.node, local = t.local_rank;
     const int messages = (nodes - 1) * q;
     const int batch = batch_size(block_count, messages);
-    Requests reqs(2 * static_cast<size_t>(batch));
+    Requests &reqs = ctx.requests();
     // Message m carries the block of local rank m % Q, between nodes m / Q + 1 apart. Messages
     // between the same two ranks are posted in the same order on both sides.
     for (int first = 0; first < messages; first += batch) {
@@ -21,18 +22,16 @@ int inter_staggered(Context &ctx, const Call &call, InterNodeBlocks &blocks, lon
         for (int m = first; m < first + n; ++m) {
             const int from = (me + m / q + 1) % nodes, s = m % q;
             const int source = t.rank_of(from, s);
-            if (call.rcounts[source] == 0) continue;
-            TUCOLL_TRY(reqs.recv(call.rbuf + call.rdispls[source], call.rcounts[source], t.rank_of(from, local),
-                                 kTagInter, ctx.comm()));
+            reqs.recv(call.rbuf + call.rdispls[source], call.rcounts[source], t.rank_of(from, local), kTagInter,
+                      ctx.comm());
         }
         for (int m = first; m < first + n; ++m) {
             const int to = (me - m / q - 1 + nodes) % nodes, s = m % q;
-            const int64_t pos = blocks.position(to, s);
-            if (blocks.bytes[pos] == 0) continue;
-            stats.count_send(blocks.bytes[pos]);
-            TUCOLL_TRY(reqs.send(blocks.at(pos), blocks.bytes[pos], t.rank_of(to, local), kTagInter, ctx.comm()));
+            const size_t pos = blocks.position(to, s);
+            if (blocks.bytes[pos] > 0) stats.count_send(blocks.bytes[pos]);
+            reqs.send(blocks.at[pos], blocks.bytes[pos], t.rank_of(to, local), kTagInter, ctx.comm());
         }
-        TUCOLL_TRY(reqs.wait_all());
+        reqs.wait_all();
     }
     stats.rounds += messages;
     return MPI_SUCCESS;

@@ -10,17 +10,11 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
     int steps = 1;
     while (steps < p) steps <<= 1;
-    copy_self_block(call, me);
-    Requests reqs(2);
-    for (int s = 1; s < steps; ++s) {
+    auto partner = [&](int s) {
         const int peer = me ^ s;
-        if (peer >= p) continue;
-        TUCOLL_TRY(post_block_recv(reqs, call, peer, ctx.comm()));
-        TUCOLL_TRY(post_block_send(reqs, call, peer, ctx.comm(), stats));
-        TUCOLL_TRY(reqs.wait_all());
-        ++stats.rounds;
-    }
-    return MPI_SUCCESS;
+        return peer < p ? StepPeers{peer, peer} : StepPeers{};
+    };
+    return windowed_exchange(ctx, call, steps - 1, 1, partner, stats);
 }
 
 }  // namespace

@@ -1,12 +1,12 @@
 #include "core/context.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
-#include <set>
 #include <string>
 
 #include "core/errors.h"
@@ -16,42 +16,52 @@
 namespace tucoll {
 
 int delete_context(MPI_Comm comm, int keyval, void *attr, void *extra);
+int cleanup_at_finalize(MPI_Comm comm, int keyval, void *attr, void *extra);
 
 namespace {
 
-std::mutex registry_mutex;                 // guards the keyval and the set of live contexts
-int context_keyval = MPI_KEYVAL_INVALID;   // attribute holding a Context* on user communicators
-int cleanup_keyval = MPI_KEYVAL_INVALID;   // attribute on MPI_COMM_SELF, deleted first at Finalize
-std::set<MPI_Comm> live_comms;             // user communicators that carry a context
+std::mutex registry_mutex;                              // guards the keyvals' creation and live_contexts
+std::atomic<int> context_keyval{MPI_KEYVAL_INVALID};   // attribute holding a Context* on user communicators
+int cleanup_keyval = MPI_KEYVAL_INVALID;                // attribute on MPI_COMM_SELF, deleted first at Finalize
+std::map<uint64_t, MPI_Comm> live_contexts;             // user communicators with a context, by creation order
+std::atomic<uint64_t> contexts_created{0};
+
+}  // namespace
 
 int cleanup_at_finalize(MPI_Comm, int, void *, void *) {
     // MPI_Finalize deletes MPI_COMM_SELF's attributes before anything else; contexts that are
     // still alive (on MPI_COMM_WORLD, or on communicators never freed) release their private
-    // communicators here, while MPI is still fully usable. (SimGrid's SMPI reports itself
-    // finalized at this point and accepts no more calls: the contexts then end with the process.)
+    // communicators here, while MPI is still fully usable. They go in the order they were
+    // created — the same on every rank, since creating one is collective — because releasing
+    // one may be collective too (MPI_Win_free). (SimGrid's SMPI reports itself finalized at
+    // this point and accepts no more calls: the contexts then end with the process.)
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return MPI_SUCCESS;
-    std::set<MPI_Comm> remaining;
+    std::map<uint64_t, MPI_Comm> remaining;
     {
         std::lock_guard<std::mutex> lock(registry_mutex);
-        remaining.swap(live_comms);
+        remaining.swap(live_contexts);
     }
-    for (MPI_Comm comm : remaining) MPI_Comm_delete_attr(comm, context_keyval);
+    for (const auto &entry : remaining) MPI_Comm_delete_attr(entry.second, context_keyval.load());
     std::lock_guard<std::mutex> lock(registry_mutex);
-    MPI_Comm_free_keyval(&context_keyval);
+    int keyval = context_keyval.exchange(MPI_KEYVAL_INVALID);
+    MPI_Comm_free_keyval(&keyval);
     MPI_Comm_free_keyval(&cleanup_keyval);
-    context_keyval = MPI_KEYVAL_INVALID;
     cleanup_keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
 
+namespace {
+
 int ensure_keyvals() {
     std::lock_guard<std::mutex> lock(registry_mutex);
-    if (context_keyval != MPI_KEYVAL_INVALID) return MPI_SUCCESS;
-    TUCOLL_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &context_keyval, nullptr));
+    if (context_keyval.load() != MPI_KEYVAL_INVALID) return MPI_SUCCESS;
+    int keyval = MPI_KEYVAL_INVALID;
+    TUCOLL_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &keyval, nullptr));
     TUCOLL_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, cleanup_at_finalize, &cleanup_keyval, nullptr));
     TUCOLL_MPI(MPI_Comm_set_attr(MPI_COMM_SELF, cleanup_keyval, nullptr));
+    context_keyval.store(keyval);  // published last: peek() reads it without the lock
     return MPI_SUCCESS;
 }
 
@@ -70,18 +80,31 @@ int env_ppn(int *out) {
 
 }  // namespace
 
-int delete_context(MPI_Comm comm, int, void *attr, void *) {
+int delete_context(MPI_Comm, int, void *attr, void *) {
     auto *ctx = static_cast<Context *>(attr);
     {
         std::lock_guard<std::mutex> lock(registry_mutex);
-        live_comms.erase(comm);
+        live_contexts.erase(ctx->created_);
     }
     delete ctx;
     return MPI_SUCCESS;
 }
 
+ScratchBuffer::~ScratchBuffer() { platform::release(data_); }
+
+char *ScratchBuffer::get(size_t bytes) {
+    if (bytes <= capacity_ && data_ != nullptr) return data_;
+    platform::release(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+    const size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+    data_ = static_cast<char *>(platform::allocate(rounded));
+    if (data_ != nullptr) capacity_ = rounded;
+    return data_;
+}
+
 Context::~Context() {
-    release_scratch();
+    workspaces_.clear();
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
@@ -119,10 +142,11 @@ int Context::window(size_t bytes, MPI_Win *win, char **base) {
 }
 
 Context *Context::peek(MPI_Comm comm) {
-    if (comm == MPI_COMM_NULL || context_keyval == MPI_KEYVAL_INVALID) return nullptr;
+    const int keyval = context_keyval.load();
+    if (comm == MPI_COMM_NULL || keyval == MPI_KEYVAL_INVALID) return nullptr;
     void *attr = nullptr;
     int found = 0;
-    if (MPI_Comm_get_attr(comm, context_keyval, &attr, &found) != MPI_SUCCESS || !found) return nullptr;
+    if (MPI_Comm_get_attr(comm, keyval, &attr, &found) != MPI_SUCCESS || !found) return nullptr;
     return static_cast<Context *>(attr);
 }
 
@@ -144,13 +168,14 @@ int Context::get(MPI_Comm comm, Context **out) {
         delete ctx;
         return rc;
     }
+    ctx->created_ = contexts_created++;
     {
         std::lock_guard<std::mutex> lock(registry_mutex);
-        live_comms.insert(comm);
+        live_contexts.emplace(ctx->created_, comm);
     }
-    rc = MPI_Comm_set_attr(comm, context_keyval, ctx);
+    rc = MPI_Comm_set_attr(comm, context_keyval.load(), ctx);
     if (rc != MPI_SUCCESS) {
-        delete_context(comm, context_keyval, ctx, nullptr);
+        delete_context(comm, context_keyval.load(), ctx, nullptr);
         return mpi_fail(rc, "MPI_Comm_set_attr");
     }
     *out = ctx;
@@ -158,7 +183,6 @@ int Context::get(MPI_Comm comm, Context **out) {
 }
 
 int Context::init(MPI_Comm user) {
-    user_ = user;
     TUCOLL_MPI(MPI_Comm_dup(user, &comm_));
     TUCOLL_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
     TUCOLL_MPI(MPI_Comm_rank(comm_, &rank_));
@@ -246,33 +270,29 @@ int Context::topology_from_node_ids(int my_node_id, int requested_ppn, Topology:
     return MPI_SUCCESS;
 }
 
-char *Context::scratch(Slot slot, size_t bytes) {
-    Buffer &b = buffers_[static_cast<int>(slot)];
-    if (bytes <= b.capacity) return b.data;
-    platform::release(b.data);
-    b.data = nullptr;
-    b.capacity = 0;
-    size_t rounded = (bytes + 63) / 64 * 64;
-    void *p = platform::allocate(rounded);
-    if (p == nullptr) return nullptr;
-    b.data = static_cast<char *>(p);
-    b.capacity = rounded;
-    return b.data;
-}
-
-void Context::release_scratch() {
-    for (Buffer &b : buffers_) {
-        platform::release(b.data);
-        b = Buffer();
+int Context::select(const RegistryBase &registry, const char *explicit_spec, const Selection **out) {
+    const bool given = explicit_spec != nullptr && *explicit_spec != '\0';
+    const char *env = given ? nullptr : std::getenv(registry.env_var());
+    const char *text = given ? explicit_spec : env != nullptr && *env != '\0' ? env : registry.default_spec();
+    for (const CachedSelection &c : selections_) {
+        if (c.registry == &registry && c.explicit_spec == given && c.text == text) {
+            *out = &c.selection;
+            return MPI_SUCCESS;
+        }
     }
-    for (auto &v : indices_) std::vector<int64_t>().swap(v);
-    workspaces_.clear();
+    Selection sel;
+    TUCOLL_TRY(select_algorithm(registry, explicit_spec, scope(), &sel));
+    // A job-wide choice adjusted to this communicator is said once, by its first rank.
+    if (!sel.note.empty() && rank_ == 0 && verbose()) log_line(sel.note);
+    selections_.push_back({&registry, given, text, std::move(sel)});
+    *out = &selections_.back().selection;
+    return MPI_SUCCESS;
 }
 
-std::vector<int64_t> &Context::index(IndexSlot slot, size_t n) {
-    std::vector<int64_t> &v = indices_[static_cast<int>(slot)];
-    v.assign(n, 0);
-    return v;
+CallStats &Context::begin_call(const char *collective) {
+    stats_.reset(collective);
+    requests_.begin(calls_++, comm_);
+    return stats_;
 }
 
 }  // namespace tucoll

@@ -1,17 +1,22 @@
 // Per-communicator state, cached as an MPI attribute on the user's communicator and released
 // by its delete callback: a private duplicate (library messages never match user messages),
-// the node topology, reusable scratch buffers and the last call's statistics.
+// the node topology, the resolved algorithm choices, the call's traffic, the workspaces in which
+// algorithms keep what they reuse, and the last call's statistics.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <string>
 #include <typeindex>
 #include <unordered_map>
 #include <vector>
 
+#include "core/p2p.h"
+#include "core/registry.h"
 #include "core/stats.h"
 
 namespace tucoll {
@@ -36,17 +41,24 @@ struct Topology {
     int node_size(int node) const { return node_first[node + 1] - node_first[node]; }
 };
 
-// Reusable buffers. Data slots hold payload bytes; index slots hold O(P) metadata.
-//   kPackSend/kPackRecv  packed forms of non-contiguous datatypes
-//   kTemp                blocks held between rounds (TuNA's T)
-//   kInter               blocks waiting for the inter-node phase of hierarchical algorithms
-//   kStaging             blocks in flight within a round that have nowhere else to be
-enum class Slot { kPackSend, kPackRecv, kTemp, kInter, kStaging, kCount };
-enum class IndexSlot {
-    kSendCounts, kSendDispls, kRecvCounts, kRecvDispls,  // byte view of the user's arguments
-    kMeta0, kMeta1, kMeta2, kMeta3,                      // per-algorithm bookkeeping
-    kInter,                                              // sizes of blocks waiting for the inter-node phase
-    kCount
+// A data buffer an algorithm reuses from call to call: 64-byte aligned, grown to the largest
+// request, released with its owner (platform::allocate: SMPI shared allocations in simulations of
+// thousands of ranks).
+class ScratchBuffer {
+  public:
+    ScratchBuffer() = default;
+    ~ScratchBuffer();
+    ScratchBuffer(const ScratchBuffer &) = delete;
+    ScratchBuffer &operator=(const ScratchBuffer &) = delete;
+
+    // At least `bytes` bytes; nullptr when memory runs out (bytes > 0). Contents are not kept
+    // when it grows.
+    char *get(size_t bytes);
+    size_t capacity() const { return capacity_; }
+
+  private:
+    char *data_ = nullptr;
+    size_t capacity_ = 0;
 };
 
 class Context {
@@ -64,37 +76,43 @@ class Context {
     int rank() const { return rank_; }
     int size() const { return size_; }
     const Topology &topology() const { return topo_; }
+    // What parameter bounds are evaluated against on this communicator.
+    Scope scope() const { return Scope{size_, topo_.max_local_size}; }
 
     // Collective: declares `ppn` ranks per node (0 = detect again).
     int set_ppn(int ppn);
     // Collective: each rank declares the node it sits on (any non-negative id).
     int set_node(int node_id);
 
-    // A buffer of at least `bytes` bytes for `slot`, 64-byte aligned, reused across calls;
-    // nullptr when memory runs out (and possibly when bytes == 0). Contents are not preserved
-    // when it grows.
-    char *scratch(Slot slot, size_t bytes);
-    void release_scratch();
+    // The choice for `registry` on this communicator: the call's spec, else the registry's
+    // environment variable, else its default (registry.h: select_algorithm), resolved once per
+    // communicator and text and then reused, so a call neither parses nor scans the registry.
+    int select(const RegistryBase &registry, const char *explicit_spec, const Selection **out);
 
-    // A reusable vector of `n` zeroed 64-bit integers.
-    std::vector<int64_t> &index(IndexSlot slot, size_t n);
+    // Starts a collective call: statistics reset for `collective`, the traffic's error state
+    // cleared and its tags moved to the next call's.
+    CallStats &begin_call(const char *collective);
+    Requests &requests() { return requests_; }
 
     // A communicator of this rank's node (ranks in local order), split from the private
     // communicator on first use — collective then — and kept until the topology changes.
     int node_comm(MPI_Comm *out);
 
-    // An RMA window of at least `bytes` bytes (disp_unit 1) over the private communicator, kept
-    // for the next call. Collective; every rank must ask for the same size.
+    // An RMA window of `bytes` bytes (disp_unit 1) over the private communicator, kept for the
+    // next call. Collective; every rank must pass the same size.
     int window(size_t bytes, MPI_Win *win, char **base);
 
     // A per-communicator object of type W (default-constructed on first use) in which an
-    // algorithm keeps what it reuses from call to call: vectors, schedules, request arrays.
+    // algorithm keeps what it reuses from call to call: buffers, vectors, schedules. Each
+    // algorithm family names its own W, with named members.
     template <class W>
     W &workspace() {
         std::shared_ptr<void> &slot = workspaces_[std::type_index(typeid(W))];
         if (!slot) slot = std::make_shared<W>();
         return *static_cast<W *>(slot.get());
     }
+    // Frees every workspace (tucoll_comm_release_scratch); they are rebuilt on the next call.
+    void release_scratch() { workspaces_.clear(); }
 
     CallStats &stats() { return stats_; }
     bool has_stats() const { return !stats_.collective.empty(); }
@@ -105,25 +123,30 @@ class Context {
     int compute_topology(int requested_ppn, Topology::Source source);
     int topology_from_node_ids(int my_node_id, int requested_ppn, Topology::Source source);
 
-    MPI_Comm user_ = MPI_COMM_NULL;
+    struct CachedSelection {
+        const RegistryBase *registry;
+        bool explicit_spec;  // given in the call (strict), or from the environment/default (lenient)
+        std::string text;
+        Selection selection;
+    };
+
     MPI_Comm comm_ = MPI_COMM_NULL;
     int rank_ = 0;
     int size_ = 1;
     Topology topo_;
-    struct Buffer {
-        char *data = nullptr;
-        size_t capacity = 0;
-    };
-    Buffer buffers_[static_cast<int>(Slot::kCount)];
-    std::vector<int64_t> indices_[static_cast<int>(IndexSlot::kCount)];
+    std::deque<CachedSelection> selections_;  // a deque: references stay valid as it grows
+    Requests requests_;
+    uint64_t calls_ = 0;
     CallStats stats_;
     MPI_Comm node_comm_ = MPI_COMM_NULL;
     MPI_Win window_ = MPI_WIN_NULL;
     char *window_base_ = nullptr;
     size_t window_bytes_ = 0;
     std::unordered_map<std::type_index, std::shared_ptr<void>> workspaces_;
+    uint64_t created_ = 0;  // creation order, for releasing contexts alike on every rank
 
     friend int delete_context(MPI_Comm, int, void *, void *);
+    friend int cleanup_at_finalize(MPI_Comm, int, void *, void *);
 };
 
 }  // namespace tucoll

@@ -14,6 +14,74 @@ int64_t elements_per_piece(const TypeInfo &info) {
     return std::max<int64_t>(1, INT_MAX / std::max<int64_t>(1, info.size));
 }
 
+bool is_named(MPI_Datatype type) {
+    int ni = 0, na = 0, nd = 0, combiner = MPI_UNDEFINED;
+    return MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) == MPI_SUCCESS && combiner == MPI_COMBINER_NAMED;
+}
+
+// True when `type` is a named type, or a duplicate, contiguous repetition or resizing of a type
+// that is: its data then lie in type-map order in memory order (gaps, if any, are caught by the
+// caller's size/extent test). Every other constructor may permute or interleave (an indexed type
+// with displacements {1, 0}) and is decided against.
+bool built_in_order(MPI_Datatype type, int depth) {
+    int ni = 0, na = 0, nd = 0, combiner = MPI_UNDEFINED;
+    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return false;
+    if (combiner == MPI_COMBINER_NAMED) return true;
+    const bool order_preserving = combiner == MPI_COMBINER_DUP || combiner == MPI_COMBINER_CONTIGUOUS ||
+                                  combiner == MPI_COMBINER_RESIZED;
+    // These constructors take at most 1 int, 2 addresses and 1 datatype.
+    if (!order_preserving || depth > 32 || ni > 1 || na > 2 || nd != 1) return false;
+    int ints[1];
+    MPI_Aint addresses[2];
+    MPI_Datatype inner = MPI_DATATYPE_NULL;
+    if (MPI_Type_get_contents(type, ni, na, nd, ints, addresses, &inner) != MPI_SUCCESS) return false;
+    const bool result = built_in_order(inner, depth + 1);
+    if (!is_named(inner)) MPI_Type_free(&inner);  // get_contents hands out new handles of derived types
+    return result;
+}
+
+template <class I>
+int pack(const void *buf, MPI_Datatype type, const TypeInfo &info, int n, const I counts[], const I displs[],
+         char *out, const int64_t offsets[], MPI_Comm comm) {
+    const int64_t piece = elements_per_piece(info);
+    for (int i = 0; i < n; ++i) {
+        const char *src = static_cast<const char *>(buf) + static_cast<int64_t>(displs[i]) * info.extent;
+        char *dst = out + offsets[i];
+        for (int64_t done = 0; done < static_cast<int64_t>(counts[i]); done += piece) {
+            const int64_t elems = std::min<int64_t>(piece, static_cast<int64_t>(counts[i]) - done);
+            int position = 0;
+            const int bytes = static_cast<int>(elems * info.size);
+            TUCOLL_MPI(MPI_Pack(src + done * info.extent, static_cast<int>(elems), type, dst, bytes, &position, comm));
+            if (position != bytes) {
+                return failf(MPI_ERR_TYPE, "MPI_Pack produced %d bytes for %d bytes of data; tucoll needs "
+                             "a homogeneous MPI whose packed form is the raw data", position, bytes);
+            }
+            dst += bytes;
+            platform::charge_copy(bytes);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+template <class I>
+int unpack(const char *in, const int64_t offsets[], void *buf, MPI_Datatype type, const TypeInfo &info, int n,
+           const I counts[], const I displs[], MPI_Comm comm) {
+    const int64_t piece = elements_per_piece(info);
+    for (int i = 0; i < n; ++i) {
+        char *dst = static_cast<char *>(buf) + static_cast<int64_t>(displs[i]) * info.extent;
+        const char *src = in + offsets[i];
+        for (int64_t done = 0; done < static_cast<int64_t>(counts[i]); done += piece) {
+            const int64_t elems = std::min<int64_t>(piece, static_cast<int64_t>(counts[i]) - done);
+            int position = 0;
+            const int bytes = static_cast<int>(elems * info.size);
+            TUCOLL_MPI(MPI_Unpack(src, bytes, &position, dst + done * info.extent, static_cast<int>(elems), type, comm));
+            src += bytes;
+            platform::charge_copy(bytes);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
 }  // namespace
 
 int TypeInfo::query(MPI_Datatype type, TypeInfo *out) {
@@ -30,50 +98,28 @@ int TypeInfo::query(MPI_Datatype type, TypeInfo *out) {
     out->extent = extent;
     out->true_lb = true_lb;
     out->true_extent = true_extent;
-    out->contiguous = size == 0 || (size == extent && size == true_extent);
+    out->contiguous = size == 0 || (size == extent && size == true_extent && built_in_order(type, 0));
     return MPI_SUCCESS;
 }
 
 int pack_blocks(const void *buf, MPI_Datatype type, const TypeInfo &info, int n, const int counts[],
                 const int displs[], char *out, const int64_t offsets[], MPI_Comm comm) {
-    const int64_t piece = elements_per_piece(info);
-    for (int i = 0; i < n; ++i) {
-        const char *src = static_cast<const char *>(buf) + static_cast<int64_t>(displs[i]) * info.extent;
-        char *dst = out + offsets[i];
-        for (int64_t done = 0; done < counts[i]; done += piece) {
-            int64_t elems = std::min<int64_t>(piece, counts[i] - done);
-            int position = 0;
-            int bytes = static_cast<int>(elems * info.size);
-            TUCOLL_MPI(MPI_Pack(src + done * info.extent, static_cast<int>(elems), type, dst, bytes,
-                                &position, comm));
-            if (position != bytes) {
-                return failf(MPI_ERR_TYPE, "MPI_Pack produced %d bytes for %d bytes of data; tucoll needs "
-                             "a homogeneous MPI whose packed form is the raw data", position, bytes);
-            }
-            dst += bytes;
-            platform::charge_copy(bytes);
-        }
-    }
-    return MPI_SUCCESS;
+    return pack(buf, type, info, n, counts, displs, out, offsets, comm);
 }
 
-int unpack_blocks(const char *in, const int64_t offsets[], void *buf, MPI_Datatype type,
-                  const TypeInfo &info, int n, const int counts[], const int displs[], MPI_Comm comm) {
-    const int64_t piece = elements_per_piece(info);
-    for (int i = 0; i < n; ++i) {
-        char *dst = static_cast<char *>(buf) + static_cast<int64_t>(displs[i]) * info.extent;
-        const char *src = in + offsets[i];
-        for (int64_t done = 0; done < counts[i]; done += piece) {
-            int64_t elems = std::min<int64_t>(piece, counts[i] - done);
-            int position = 0;
-            int bytes = static_cast<int>(elems * info.size);
-            TUCOLL_MPI(MPI_Unpack(src, bytes, &position, dst + done * info.extent, static_cast<int>(elems),
-                                  type, comm));
-            src += bytes;
-            platform::charge_copy(bytes);
-        }
-    }
-    return MPI_SUCCESS;
+int pack_blocks(const void *buf, MPI_Datatype type, const TypeInfo &info, int n, const int64_t counts[],
+                const int64_t displs[], char *out, const int64_t offsets[], MPI_Comm comm) {
+    return pack(buf, type, info, n, counts, displs, out, offsets, comm);
+}
+
+int unpack_blocks(const char *in, const int64_t offsets[], void *buf, MPI_Datatype type, const TypeInfo &info, int n,
+                  const int counts[], const int displs[], MPI_Comm comm) {
+    return unpack(in, offsets, buf, type, info, n, counts, displs, comm);
+}
+
+int unpack_blocks(const char *in, const int64_t offsets[], void *buf, MPI_Datatype type, const TypeInfo &info, int n,
+                  const int64_t counts[], const int64_t displs[], MPI_Comm comm) {
+    return unpack(in, offsets, buf, type, info, n, counts, displs, comm);
 }
 
 }  // namespace tucoll

@@ -2,6 +2,8 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace tucoll {
 namespace {
@@ -38,9 +40,25 @@ int failf(int mpi_class, const char *format, ...) {
     return fail(mpi_class, buffer);
 }
 
-int prefix_error(int code, const std::string &prefix) {
-    if (code != MPI_SUCCESS && code == last_error.code) last_error.message = prefix + last_error.message;
+int prefix_error(int code, std::initializer_list<std::string_view> parts) {
+    if (code == MPI_SUCCESS || code != last_error.code) return code;
+    std::string prefix;
+    for (std::string_view part : parts) prefix += part;
+    last_error.message = prefix + last_error.message;
     return code;
+}
+
+bool verbose() {
+    static const bool value = [] {
+        const char *v = std::getenv("TUCOLL_VERBOSE");
+        return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+    }();
+    return value;
+}
+
+void log_line(const std::string &message) {
+    std::fprintf(stderr, "[tucoll] %s\n", message.c_str());
+    std::fflush(stderr);
 }
 
 int mpi_fail(int code, const char *call) {
@@ -62,6 +80,12 @@ const char *error_string(int code) {
 
 std::string last_message(int code) {
     return code == last_error.code && !last_error.message.empty() ? last_error.message : mpi_text(code);
+}
+
+void assertion_failed(const char *condition, const char *file, int line) {
+    std::fprintf(stderr, "[tucoll] internal check failed: %s (%s:%d)\n", condition, file, line);
+    std::fflush(stderr);
+    std::abort();
 }
 
 }  // namespace tucoll

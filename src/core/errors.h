@@ -3,7 +3,9 @@
 
 #include <mpi.h>
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 namespace tucoll {
 
@@ -14,14 +16,22 @@ int fail(int mpi_class, std::string message);
 // printf-style convenience over fail().
 int failf(int mpi_class, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
-// Prepends `prefix` to this thread's last failure message (context added on the way out).
-int prefix_error(int code, const std::string &prefix);
+// Prepends the concatenation of `parts` to this thread's last failure message (context added on
+// the way out). Nothing is built when `code` is MPI_SUCCESS, so success paths never allocate.
+int prefix_error(int code, std::initializer_list<std::string_view> parts);
+// The usual prefix: "fn: ".
+inline int prefix_error(int code, const char *fn) { return code == MPI_SUCCESS ? code : prefix_error(code, {fn, ": "}); }
 
 // Turns the return code of an MPI call into a tucoll error naming the call.
 int mpi_fail(int code, const char *call);
 
 // The detailed message for `code` if it is this thread's last failure, else MPI's text.
 const char *error_string(int code);
+
+// TUCOLL_VERBOSE set (and not "0"): the library and the interposer log what they decide.
+bool verbose();
+// Writes "[tucoll] <message>" to stderr (one line, flushed) — callers decide which rank logs.
+void log_line(const std::string &message);
 
 // This thread's last failure message as recorded (no "tucoll: " prefix), if its code is `code`;
 // else MPI's text for `code`.
@@ -42,3 +52,16 @@ std::string last_message(int code);
         int tucoll_rc_ = (expr);                      \
         if (tucoll_rc_ != MPI_SUCCESS) return tucoll_rc_; \
     } while (0)
+
+namespace tucoll {
+[[noreturn]] void assertion_failed(const char *condition, const char *file, int line);
+}  // namespace tucoll
+
+// Internal invariants (a position inside T, a block inside its place), checked in debug builds —
+// `make sanitize` — so that an overrun fails there even inside a reused, larger buffer.
+#ifdef NDEBUG
+#define TUCOLL_ASSERT(condition) ((void)0)
+#else
+#define TUCOLL_ASSERT(condition) \
+    ((condition) ? (void)0 : ::tucoll::assertion_failed(#condition, __FILE__, __LINE__))
+#endif

@@ -4,11 +4,16 @@
 #include <climits>
 
 #include "core/errors.h"
+#include "core/platform.h"
 
 namespace tucoll {
 namespace {
 
 int64_t limit = INT_MAX;
+
+// Datatypes of block lists kept per communicator: enough for the rounds of one call at the
+// radices and sizes in use, few enough that a lookup stays cheap.
+constexpr size_t kCachedTypes = 48;
 
 // A datatype of exactly `bytes` bytes: `bytes / chunk` chunks followed by the remainder. The
 // chunk is the large-message limit itself, so every count stays within int.
@@ -30,76 +35,49 @@ int make_byte_type(int64_t bytes, MPI_Datatype *out) {
 
 }  // namespace
 
+int byte_type(int64_t bytes, MPI_Datatype *type, int *count);
+
+namespace {
+
+enum class Kind { kSend, kSsend, kRecv };
+
+// One non-blocking operation on `bytes` bytes; above the large-message limit the buffer travels
+// as one element of a byte datatype (both sides agree on the size, so on the description).
+int start(Kind kind, void *buf, int64_t bytes, int peer, int tag, MPI_Comm comm, MPI_Request *req) {
+    MPI_Datatype type = MPI_BYTE;
+    int count = 0;
+    TUCOLL_TRY(byte_type(bytes, &type, &count));
+    int rc = kind == Kind::kRecv    ? MPI_Irecv(buf, count, type, peer, tag, comm, req)
+             : kind == Kind::kSsend ? MPI_Issend(buf, count, type, peer, tag, comm, req)
+                                    : MPI_Isend(buf, count, type, peer, tag, comm, req);
+    if (type != MPI_BYTE) MPI_Type_free(&type);  // MPI keeps it alive while the request needs it
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, kind == Kind::kRecv ? "MPI_Irecv" : "MPI_Isend");
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
 namespace detail {
 void set_large_message_limit(int64_t bytes) { limit = bytes > 0 && bytes <= INT_MAX ? bytes : INT_MAX; }
 int64_t large_message_limit() { return limit; }
 }  // namespace detail
 
-int isend_bytes(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+int tag_epochs(MPI_Comm comm) {
+    int *ub = nullptr, found = 0;
+    MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &found);
+    // The MPI standard guarantees an upper bound of at least 32767.
+    const int top = found && ub != nullptr ? std::min(*ub, 1 << 30) : 32767;
+    return (top - kTagFirst) / kTagPhases;
+}
+
+int byte_type(int64_t bytes, MPI_Datatype *type, int *count) {
     if (bytes <= limit) {
-        TUCOLL_MPI(MPI_Isend(buf, static_cast<int>(bytes), MPI_BYTE, dest, tag, comm, req));
+        *type = MPI_BYTE;
+        *count = static_cast<int>(bytes);
         return MPI_SUCCESS;
     }
-    MPI_Datatype type;
-    TUCOLL_TRY(make_byte_type(bytes, &type));
-    int rc = MPI_Isend(buf, 1, type, dest, tag, comm, req);
-    MPI_Type_free(&type);  // MPI keeps it alive until the send completes
-    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Isend");
-    return MPI_SUCCESS;
-}
-
-int issend_bytes(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
-    if (bytes <= limit) {
-        TUCOLL_MPI(MPI_Issend(buf, static_cast<int>(bytes), MPI_BYTE, dest, tag, comm, req));
-        return MPI_SUCCESS;
-    }
-    MPI_Datatype type;
-    TUCOLL_TRY(make_byte_type(bytes, &type));
-    int rc = MPI_Issend(buf, 1, type, dest, tag, comm, req);
-    MPI_Type_free(&type);
-    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Issend");
-    return MPI_SUCCESS;
-}
-
-int irecv_bytes(void *buf, int64_t bytes, int source, int tag, MPI_Comm comm, MPI_Request *req) {
-    if (bytes <= limit) {
-        TUCOLL_MPI(MPI_Irecv(buf, static_cast<int>(bytes), MPI_BYTE, source, tag, comm, req));
-        return MPI_SUCCESS;
-    }
-    MPI_Datatype type;
-    TUCOLL_TRY(make_byte_type(bytes, &type));
-    int rc = MPI_Irecv(buf, 1, type, source, tag, comm, req);
-    MPI_Type_free(&type);
-    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Irecv");
-    return MPI_SUCCESS;
-}
-
-Requests::~Requests() {
-    // Only reached with requests outstanding when an error interrupted an algorithm: receives
-    // are cancelled, and nothing is waited on, so an error never turns into a hang.
-    for (size_t i = 0; i < reqs_.size(); ++i) {
-        if (reqs_[i] == MPI_REQUEST_NULL) continue;
-        if (is_recv_[i]) MPI_Cancel(&reqs_[i]);
-        MPI_Request_free(&reqs_[i]);
-    }
-}
-
-int Requests::send(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm) {
-    reqs_.push_back(MPI_REQUEST_NULL);
-    is_recv_.push_back(0);
-    return isend_bytes(buf, bytes, dest, tag, comm, &reqs_.back());
-}
-
-int Requests::ssend(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm) {
-    reqs_.push_back(MPI_REQUEST_NULL);
-    is_recv_.push_back(0);
-    return issend_bytes(buf, bytes, dest, tag, comm, &reqs_.back());
-}
-
-int Requests::recv(void *buf, int64_t bytes, int source, int tag, MPI_Comm comm) {
-    reqs_.push_back(MPI_REQUEST_NULL);
-    is_recv_.push_back(1);
-    return irecv_bytes(buf, bytes, source, tag, comm, &reqs_.back());
+    *count = 1;
+    return make_byte_type(bytes, type);
 }
 
 void BlockList::clear() {
@@ -115,65 +93,192 @@ void BlockList::add(const void *ptr, int64_t bytes) {
     total_ += bytes;
 }
 
-int Requests::send(const BlockList &blocks, int dest, int tag, MPI_Comm comm) {
-    return post_list(blocks, dest, tag, comm, false);
+Requests::~Requests() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    for (CachedType &c : types_) MPI_Type_free(&c.type);
 }
 
-int Requests::recv(const BlockList &blocks, int source, int tag, MPI_Comm comm) {
-    return post_list(blocks, source, tag, comm, true);
+void Requests::begin(uint64_t call, MPI_Comm comm) {
+    if (epochs_ == 0) epochs_ = std::max(1, tag_epochs(comm));
+    tag_base_ = kTagFirst + static_cast<int>(call % static_cast<uint64_t>(epochs_)) * kTagPhases;
+    error_ = MPI_SUCCESS;
+    message_.clear();
 }
 
-int Requests::post_list(const BlockList &blocks, int peer, int tag, MPI_Comm comm, bool is_recv) {
-    if (blocks.ptrs_.empty()) return MPI_SUCCESS;
-    if (blocks.ptrs_.size() == 1) {
-        char *p = const_cast<char *>(blocks.ptrs_[0]);
-        return is_recv ? recv(p, blocks.sizes_[0], peer, tag, comm) : send(p, blocks.sizes_[0], peer, tag, comm);
+int Requests::finish(int rc) {
+    if (rc != MPI_SUCCESS) fault(rc);
+    wait_all();
+    if (!failed()) return MPI_SUCCESS;
+    return fail(error_, message_);
+}
+
+void Requests::fault(int rc) {
+    if (rc == MPI_SUCCESS || failed()) return;
+    error_ = rc;
+    message_ = last_message(rc);
+}
+
+int Requests::tag(Tag phase) const { return tag_base_ + static_cast<int>(phase); }
+
+void Requests::post(MPI_Request req, int peer, int64_t bytes) {
+    reqs_.push_back(req);
+    posted_.push_back({peer, bytes});
+}
+
+void Requests::send(const void *buf, int64_t bytes, int dest, Tag phase, MPI_Comm comm) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    const int64_t n = failed() ? 0 : bytes;
+    const int rc = start(Kind::kSend, const_cast<void *>(buf), n, dest, tag(phase), comm, &req);
+    if (rc != MPI_SUCCESS) return fault(rc);
+    post(req, dest, -1);
+}
+
+void Requests::ssend(const void *buf, int64_t bytes, int dest, Tag phase, MPI_Comm comm) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    const int64_t n = failed() ? 0 : bytes;
+    const int rc = start(Kind::kSsend, const_cast<void *>(buf), n, dest, tag(phase), comm, &req);
+    if (rc != MPI_SUCCESS) return fault(rc);
+    post(req, dest, -1);
+}
+
+void Requests::recv(void *buf, int64_t bytes, int source, Tag phase, MPI_Comm comm) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    const int rc = start(Kind::kRecv, buf, bytes, source, tag(phase), comm, &req);
+    if (rc != MPI_SUCCESS) return fault(rc);
+    post(req, source, bytes);
+}
+
+void Requests::send(const BlockList &blocks, int dest, Tag phase, MPI_Comm comm) {
+    post_list(blocks, dest, phase, comm, false);
+}
+
+void Requests::recv(const BlockList &blocks, int source, Tag phase, MPI_Comm comm) {
+    post_list(blocks, source, phase, comm, true);
+}
+
+void Requests::post_list(const BlockList &blocks, int peer, Tag phase, MPI_Comm comm, bool is_recv) {
+    if (blocks.ptrs_.size() <= 1 || (!is_recv && failed())) {
+        char *p = blocks.ptrs_.empty() ? nullptr : const_cast<char *>(blocks.ptrs_[0]);
+        return is_recv ? recv(p, blocks.total_, peer, phase, comm) : send(p, blocks.total_, peer, phase, comm);
     }
-    // Ranges above the large-message limit are cut so that every length fits an int.
-    std::vector<int> &lengths = lengths_;
-    std::vector<MPI_Aint> &displs = displs_;
-    lengths.clear();
-    displs.clear();
+    MPI_Datatype type;
+    int rc = list_type(blocks, &type);
+    if (rc != MPI_SUCCESS) return fault(rc);
+    MPI_Request req = MPI_REQUEST_NULL;
+    rc = is_recv ? MPI_Irecv(MPI_BOTTOM, 1, type, peer, tag(phase), comm, &req)
+                 : MPI_Isend(MPI_BOTTOM, 1, type, peer, tag(phase), comm, &req);
+    if (rc != MPI_SUCCESS) return fault(mpi_fail(rc, is_recv ? "MPI_Irecv" : "MPI_Isend"));
+    post(req, peer, is_recv ? blocks.total_ : -1);
+}
+
+// The hindexed type over the list's ranges (cut at the large-message limit so that every length
+// fits an int), from the cache when the same ranges were described recently.
+int Requests::list_type(const BlockList &blocks, MPI_Datatype *type) {
+    lengths_.clear();
+    displs_.clear();
     for (size_t k = 0; k < blocks.ptrs_.size(); ++k) {
         for (int64_t done = 0; done < blocks.sizes_[k]; done += limit) {
             MPI_Aint address;
             TUCOLL_MPI(MPI_Get_address(blocks.ptrs_[k] + done, &address));
-            displs.push_back(address);
-            lengths.push_back(static_cast<int>(std::min<int64_t>(limit, blocks.sizes_[k] - done)));
+            displs_.push_back(address);
+            lengths_.push_back(static_cast<int>(std::min<int64_t>(limit, blocks.sizes_[k] - done)));
         }
     }
-    MPI_Datatype type;
-    TUCOLL_MPI(MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displs.data(), MPI_BYTE,
-                                        &type));
-    TUCOLL_MPI(MPI_Type_commit(&type));
-    reqs_.push_back(MPI_REQUEST_NULL);
-    is_recv_.push_back(is_recv ? 1 : 0);
-    int rc = is_recv ? MPI_Irecv(MPI_BOTTOM, 1, type, peer, tag, comm, &reqs_.back())
-                     : MPI_Isend(MPI_BOTTOM, 1, type, peer, tag, comm, &reqs_.back());
-    MPI_Type_free(&type);  // MPI keeps it alive while the request needs it
-    if (rc != MPI_SUCCESS) return mpi_fail(rc, is_recv ? "MPI_Irecv" : "MPI_Isend");
-    return MPI_SUCCESS;
-}
-
-int Requests::test_all(int *done) {
-    *done = 1;
-    if (reqs_.empty()) return MPI_SUCCESS;
-    int rc = MPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), done, MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Testall");
-    if (*done) {
-        reqs_.clear();
-        is_recv_.clear();
+    ++uses_;
+    for (CachedType &c : types_) {
+        if (c.lengths == lengths_ && c.displs == displs_) {
+            c.used = uses_;
+            *type = c.type;
+            return MPI_SUCCESS;
+        }
     }
+    MPI_Datatype created;
+    TUCOLL_MPI(MPI_Type_create_hindexed(static_cast<int>(lengths_.size()), lengths_.data(), displs_.data(), MPI_BYTE,
+                                        &created));
+    TUCOLL_MPI(MPI_Type_commit(&created));
+    if (types_.size() < kCachedTypes) types_.emplace_back();
+    CachedType &slot = *std::min_element(types_.begin(), types_.end(),
+                                         [](const CachedType &a, const CachedType &b) { return a.used < b.used; });
+    if (slot.type != MPI_DATATYPE_NULL) MPI_Type_free(&slot.type);  // MPI keeps it while requests use it
+    slot.lengths = lengths_;
+    slot.displs = displs_;
+    slot.type = created;
+    slot.used = uses_;
+    *type = created;
     return MPI_SUCCESS;
 }
 
-int Requests::wait_all() {
-    if (reqs_.empty()) return MPI_SUCCESS;
-    int rc = MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Waitall");
-    reqs_.clear();
-    is_recv_.clear();
-    return MPI_SUCCESS;
+void Requests::check_completed(size_t i, const MPI_Status &status, bool status_has_error) {
+    const Posted &p = posted_[i];
+    if (status_has_error && status.MPI_ERROR != MPI_SUCCESS) {
+        int error_class = status.MPI_ERROR;
+        MPI_Error_class(status.MPI_ERROR, &error_class);
+        if (error_class == MPI_ERR_TRUNCATE && p.bytes >= 0) {
+            fault(failf(MPI_ERR_TRUNCATE, "rank %d sent more than the %lld bytes expected: the send and receive counts "
+                        "disagree", p.peer, static_cast<long long>(p.bytes)));
+        } else {
+            fault(mpi_fail(status.MPI_ERROR, p.bytes >= 0 ? "a receive" : "a send"));
+        }
+        return;
+    }
+    if (p.bytes < 0) return;
+    int64_t got = 0;
+    MPI_Status copy = status;
+    if (platform::message_bytes(&copy, &got) != MPI_SUCCESS || got == p.bytes) return;
+    fault(failf(MPI_ERR_COUNT, "rank %d sent %lld bytes where %lld were expected: the send and receive counts "
+                "disagree, or that rank failed earlier in this call", p.peer, static_cast<long long>(got),
+                static_cast<long long>(p.bytes)));
+}
+
+// Completes the outstanding requests (all of them when `blocking`, else those already done when
+// all are), checking each; a request that failed does not keep the others from completing.
+void Requests::complete(bool blocking) {
+    while (!reqs_.empty()) {
+        const int n = static_cast<int>(reqs_.size());
+        statuses_.resize(reqs_.size());
+        int flag = 1;
+        const int rc = blocking ? MPI_Waitall(n, reqs_.data(), statuses_.data())
+                                : MPI_Testall(n, reqs_.data(), &flag, statuses_.data());
+        if (rc == MPI_SUCCESS) {
+            if (!flag) return;
+            for (size_t i = 0; i < reqs_.size(); ++i) check_completed(i, statuses_[i], false);
+            reqs_.clear();
+            posted_.clear();
+            return;
+        }
+        if (rc != MPI_ERR_IN_STATUS) {
+            // Which requests completed is unknown: nothing more can be learnt from them.
+            fault(mpi_fail(rc, blocking ? "MPI_Waitall" : "MPI_Testall"));
+            for (MPI_Request &r : reqs_) {
+                if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+            }
+            reqs_.clear();
+            posted_.clear();
+            return;
+        }
+        size_t kept = 0;
+        for (size_t i = 0; i < reqs_.size(); ++i) {
+            if (statuses_[i].MPI_ERROR == MPI_ERR_PENDING) {
+                reqs_[kept] = reqs_[i];
+                posted_[kept++] = posted_[i];
+                continue;
+            }
+            check_completed(i, statuses_[i], true);
+            // Open MPI leaves a request that completed with an error allocated.
+            if (reqs_[i] != MPI_REQUEST_NULL) MPI_Request_free(&reqs_[i]);
+        }
+        reqs_.resize(kept);
+        posted_.resize(kept);
+    }
+}
+
+void Requests::wait_all() { complete(true); }
+
+bool Requests::test_all() {
+    complete(false);
+    return reqs_.empty();
 }
 
 }  // namespace tucoll

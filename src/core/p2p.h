@@ -1,30 +1,28 @@
-// Point-to-point helpers on byte counts that may exceed INT_MAX (64-bit sizes throughout).
+// The point-to-point traffic of a collective call: 64-bit byte counts, several memory ranges as one
+// message, and an error discipline under which no rank is ever left waiting.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tucoll {
 
-// Library-internal tags. Library traffic runs on the context's private communicator, so these
-// never meet user tags; distinct values keep phases of one algorithm apart.
+// The phases of a call's traffic. Library messages run on the context's private communicator, so
+// they never meet user tags; Requests turns a phase into a tag of the current call (a per-call
+// epoch), so that a message left over from an erroneous earlier call is never taken for one of
+// this call's.
 enum Tag : int {
-    kTagData = 11,
-    kTagMeta = 12,
-    kTagInter = 13,
-    kTagIntra = 14,
-    kTagBarrier = 15,  // platform::NonblockingBarrier's messages (SMPI builds)
+    kTagData = 0,
+    kTagMeta = 1,
+    kTagInter = 2,
+    kTagBarrier = 3,  // platform::NonblockingBarrier's messages (SMPI builds)
+    kTagDynamic = 4,  // sparse exchanges: messages matched by probing
+    kTagPhases = 5,
 };
-
-// Non-blocking send/receive of `bytes` bytes. Messages above the large-message limit travel as
-// one message of a derived datatype, so both sides must agree on `bytes` (they always do: the
-// receiver's count comes from the same MPI_Alltoallv signature rules or from metadata).
-int isend_bytes(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm, MPI_Request *req);
-int issend_bytes(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm, MPI_Request *req);
-int irecv_bytes(void *buf, int64_t bytes, int source, int tag, MPI_Comm comm, MPI_Request *req);
 
 // Several memory ranges sent or received as one message: a single range goes out as plain
 // bytes, several as an hindexed datatype over absolute addresses (MPI_BOTTOM), so blocks
@@ -43,38 +41,99 @@ class BlockList {
     int64_t total_ = 0;
 };
 
-// A set of outstanding requests completed together.
+// The traffic of one call on a communicator (one per context, reused from call to call, so a
+// steady-state call allocates nothing here): its outstanding requests and its first error.
+//
+// An error never stops a schedule half-way: a rank that returns early leaves its peers waiting
+// for messages that will never come. As MPICH carries an error flag through its schedules, a
+// rank that has failed (a truncated or short receive, no memory for a buffer, a block larger
+// than its place) records the first error and keeps posting every message of the schedule, but
+// sends them empty; a receiver that gets fewer bytes than it expects, or more, records an error
+// in turn and goes on. So every rank finishes the schedule in the time of a normal call, every
+// rank whose data depends on the failure returns an error, and no request is ever abandoned:
+// finish() completes all of them before the call returns, so nothing can write into scratch
+// that a later call reuses.
+//
+// Whether a message is posted must follow from what both sides know (the schedule, exchanged
+// sizes): BlockList messages are therefore posted even when empty.
 class Requests {
   public:
-    explicit Requests(size_t expected = 0) {
-        reqs_.reserve(expected);
-        is_recv_.reserve(expected);
-    }
+    Requests() = default;
     ~Requests();
     Requests(const Requests &) = delete;
     Requests &operator=(const Requests &) = delete;
 
-    // Post operations; return MPI_SUCCESS or a tucoll error.
-    int send(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm);
-    int recv(void *buf, int64_t bytes, int source, int tag, MPI_Comm comm);
-    // A synchronous send: complete only once the receiver has matched it (NBX).
-    int ssend(const void *buf, int64_t bytes, int dest, int tag, MPI_Comm comm);
-    // One message made of the list's ranges (nothing is posted for an empty list). The ranges
-    // must stay valid until wait_all().
-    int send(const BlockList &blocks, int dest, int tag, MPI_Comm comm);
-    int recv(const BlockList &blocks, int source, int tag, MPI_Comm comm);
+    // A new call: no error, the tags of call number `call` on `comm` (the context's counter).
+    void begin(uint64_t call, MPI_Comm comm);
+    // Completes everything still posted and returns the call's result: the first error recorded
+    // (its message restored as this thread's), else `rc`.
+    int finish(int rc);
 
-    int wait_all();              // completes everything posted so far
-    int test_all(int *done);     // *done = 1 (and the set emptied) when everything has completed
+    bool failed() const { return error_ != MPI_SUCCESS; }
+    // Records `rc` (with this thread's message for it) unless an error is recorded already.
+    void fault(int rc);
+    // The tag of `phase` in this call.
+    int tag(Tag phase) const;
+
+    // Posting never ends the call: a failure is recorded and the schedule goes on. Once the call
+    // has failed, sends go out empty.
+    void send(const void *buf, int64_t bytes, int dest, Tag phase, MPI_Comm comm);
+    // A synchronous send: complete only once the receiver has matched it (NBX).
+    void ssend(const void *buf, int64_t bytes, int dest, Tag phase, MPI_Comm comm);
+    void recv(void *buf, int64_t bytes, int source, Tag phase, MPI_Comm comm);
+    // One message made of the list's ranges, posted even when the list is empty. The ranges must
+    // stay valid until the requests complete.
+    void send(const BlockList &blocks, int dest, Tag phase, MPI_Comm comm);
+    void recv(const BlockList &blocks, int source, Tag phase, MPI_Comm comm);
+
+    // Completes everything posted so far; records errors (an error status, a message of another
+    // size than posted) and goes on.
+    void wait_all();
+    // True, with everything completed, when nothing is outstanding; never blocks.
+    bool test_all();
     size_t pending() const { return reqs_.size(); }
 
   private:
-    int post_list(const BlockList &blocks, int peer, int tag, MPI_Comm comm, bool is_recv);
+    struct Posted {
+        int peer;
+        int64_t bytes;  // expected size of a receive; -1 for a send
+    };
+    void post(MPI_Request req, int peer, int64_t bytes);
+    void post_list(const BlockList &blocks, int peer, Tag phase, MPI_Comm comm, bool is_recv);
+    int list_type(const BlockList &blocks, MPI_Datatype *type);
+    void check_completed(size_t i, const MPI_Status &status, bool status_has_error);
+    void complete(bool blocking);
+
+    int epochs_ = 0;  // tag_epochs() of the communicator, looked up once
     std::vector<MPI_Request> reqs_;
-    std::vector<char> is_recv_;
-    std::vector<int> lengths_;        // reused by post_list
+    std::vector<Posted> posted_;
+    std::vector<MPI_Status> statuses_;
+    int error_ = MPI_SUCCESS;
+    std::string message_;
+    int tag_base_ = 0;
+    // Datatypes of recent block lists, reused while the same ranges recur (repeated calls on the
+    // same buffers): creating and committing one per round costs more than comparing.
+    struct CachedType {
+        std::vector<int> lengths;
+        std::vector<MPI_Aint> displs;
+        MPI_Datatype type = MPI_DATATYPE_NULL;
+        uint64_t used = 0;
+    };
+    std::vector<CachedType> types_;
+    uint64_t uses_ = 0;
+    std::vector<int> lengths_;  // scratch of list_type
     std::vector<MPI_Aint> displs_;
 };
+
+// The tags a call may use lie in [kTagFirst, kTagFirst + epochs * kTagPhases): one set per call,
+// cycling, so that up to `epochs` consecutive calls never share a tag.
+constexpr int kTagFirst = 16;
+int tag_epochs(MPI_Comm comm);
+
+// How `bytes` bytes travel: *count elements of *type — MPI_BYTE up to the large-message limit,
+// above it one element of a derived datatype, which the caller frees (MPI_Type_free) once the
+// operation using it has been started.
+int byte_type(int64_t bytes, MPI_Datatype *type, int *count);
 
 namespace detail {
 // Byte count above which a message is described by a derived datatype instead of an int count.

@@ -20,10 +20,29 @@ void charge_copy(int64_t bytes);
 // runs at thousands of ranks fit in memory but leaves their contents meaningless.
 void *allocate(size_t bytes);
 void release(void *ptr);
+// How many buffers allocate() has handed out in this process (tests check that steady-state
+// calls take none).
+uint64_t allocations();
 
-// Bytes of a message announced by MPI_Probe / MPI_Iprobe (MPI_Get_elements_x where available:
-// SMPI lacks it and its messages stay below 2 GiB).
-int probed_bytes(MPI_Status *status, int64_t *bytes);
+// Bytes of a message a status describes — one announced by a probe, or one received into bytes
+// or a datatype of bytes (MPI_Get_elements_x where available: SMPI lacks it and its messages
+// stay below 2 GiB).
+int message_bytes(MPI_Status *status, int64_t *bytes);
+
+// A probed message of the sparse exchanges. Real MPI: a matched probe (MPI_Mprobe /
+// MPI_Improbe), so that a message announced to one thread is received by that thread and no other
+// (two threads exchanging on communicators of one process). SMPI lacks matched probes, and its
+// ranks are single-threaded: there a plain probe, the receive naming the probed source and tag.
+struct Probed {
+    MPI_Status status;
+    MPI_Message message = MPI_MESSAGE_NULL;
+    int tag = 0;
+    MPI_Comm comm = MPI_COMM_NULL;
+};
+// Waits for (blocking) or looks for a message on `tag` from any rank; *found says whether one was.
+int probe(MPI_Comm comm, int tag, bool blocking, bool *found, Probed *out);
+// Receives the probed message, message_bytes(&probed.status) bytes, into `buf`.
+int receive(Probed &probed, void *buf, int64_t bytes);
 
 // A non-blocking barrier (NBX's termination test). Real MPI: MPI_Ibarrier. SMPI: a dissemination
 // barrier of zero-byte messages on `tag`, progressed by test(): SMPI's own MPI_Ibarrier is a

@@ -65,7 +65,9 @@ std::string spec_string(const AlgorithmInfo &alg, const Params &params) {
     return p.empty() ? alg.name : alg.name + ':' + p;
 }
 
-int resolve_params(const AlgorithmInfo &alg, const Spec &spec, const Scope &scope, Params *out) {
+int resolve_params(const AlgorithmInfo &alg, const Spec &spec, const Scope &scope, Params *out,
+                   std::string *clamped) {
+    if (clamped != nullptr) clamped->clear();
     for (const auto &kv : spec.values) {
         bool known = std::any_of(alg.params.begin(), alg.params.end(),
                                  [&](const ParamSpec &p) { return p.name == kv.first; });
@@ -90,7 +92,10 @@ int resolve_params(const AlgorithmInfo &alg, const Spec &spec, const Scope &scop
         // A range whose upper end falls below its lower end (radix in [2, P] at P = 1) collapses
         // to its lower end.
         long hi = std::max(lo, p.max.eval(scope));
-        if (given && (value < lo || value > hi)) {
+        if (given && (value < lo || value > hi) && clamped != nullptr) {
+            *clamped += (clamped->empty() ? "" : ", ") + p.name + "=" + std::to_string(value) + " is out of range [" +
+                        std::to_string(lo) + ", " + (p.max.is_unbounded() ? "inf" : std::to_string(hi)) + "]";
+        } else if (given && (value < lo || value > hi)) {
             return failf(MPI_ERR_ARG, "%s: %s=%ld is out of range [%s, %s] = [%ld, %s] for P=%d, Q=%d",
                          alg.name.c_str(), p.name.c_str(), value, p.min.str().c_str(),
                          p.max.str().c_str(), lo,
@@ -122,7 +127,9 @@ std::string RegistryBase::names() const {
     return out;
 }
 
-int resolve_spec(const RegistryBase &registry, const char *text, const Scope &scope, Selection *out) {
+namespace {
+
+int resolve(const RegistryBase &registry, const char *text, const Scope &scope, bool lenient, Selection *out) {
     Spec spec;
     TUCOLL_TRY(parse_spec(text, &spec));
     const size_t index = registry.find_index(spec.name);
@@ -133,10 +140,21 @@ int resolve_spec(const RegistryBase &registry, const char *text, const Scope &sc
     const AlgorithmInfo &alg = registry.info(index);
     Selection sel;
     sel.index = index;
-    TUCOLL_TRY(resolve_params(alg, spec, scope, &sel.params));
+    std::string clamped;
+    TUCOLL_TRY(resolve_params(alg, spec, scope, &sel.params, lenient ? &clamped : nullptr));
     sel.spec = spec_string(alg, sel.params);
+    if (!clamped.empty()) {
+        sel.note = std::string(text) + ": " + clamped + " on a communicator of P=" + std::to_string(scope.nprocs) +
+                   ", Q=" + std::to_string(scope.ppn) + "; it runs " + sel.spec;
+    }
     *out = std::move(sel);
     return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int resolve_spec(const RegistryBase &registry, const char *text, const Scope &scope, Selection *out) {
+    return resolve(registry, text, scope, false, out);
 }
 
 int select_algorithm(const RegistryBase &registry, const char *explicit_spec, const Scope &scope,
@@ -151,11 +169,12 @@ int select_algorithm(const RegistryBase &registry, const char *explicit_spec, co
         text = registry.default_spec();
         source = "default";
     }
-    int rc = resolve_spec(registry, text, scope, out);
-    if (rc != MPI_SUCCESS && source != std::string_view("call")) {
-        return prefix_error(rc, std::string(source == std::string_view("default") ? "built-in default" : source) +
-                                    "=" + text + ": ");
+    const bool from_call = source == std::string_view("call");
+    int rc = resolve(registry, text, scope, !from_call, out);
+    if (rc != MPI_SUCCESS && !from_call) {
+        return prefix_error(rc, {source == std::string_view("default") ? "built-in default" : source, "=", text, ": "});
     }
+    if (!out->note.empty()) out->note = std::string(source) + "=" + out->note;
     out->source = source;
     return rc;
 }

@@ -80,8 +80,10 @@ struct AlgorithmInfo {
 std::string spec_string(const AlgorithmInfo &alg, const Params &params);
 
 // Checks `spec` against `alg` for `scope` and fills every parameter (defaults included).
-// MPI_ERR_ARG with a message on an unknown key or an out-of-range value.
-int resolve_params(const AlgorithmInfo &alg, const Spec &spec, const Scope &scope, Params *out);
+// MPI_ERR_ARG with a message on an unknown key, or on an out-of-range value unless `clamped` is
+// given: then the value is clamped into its range and *clamped says so ("" when nothing was).
+int resolve_params(const AlgorithmInfo &alg, const Spec &spec, const Scope &scope, Params *out,
+                   std::string *clamped = nullptr);
 
 class RegistryBase {
   public:
@@ -130,10 +132,14 @@ struct Selection {
     Params params;
     std::string spec;          // canonical spec string
     const char *source = "";   // "call", the env var's name, or "default"
+    std::string note;          // how a job-wide choice was adjusted to this scope ("" if it was not)
 };
 
 // Selection order: an explicit spec (non-empty) > the registry's environment variable > the
 // registry's default. Local and deterministic: ranks given the same inputs choose the same.
+// An explicit spec is strict: a parameter out of range for this scope is an error. A spec from
+// the environment or the default is set once for a whole job and must run on every communicator
+// the program makes, so such a parameter is clamped into its range and `note` says so.
 int select_algorithm(const RegistryBase &registry, const char *explicit_spec, const Scope &scope,
                      Selection *out);
 

@@ -19,7 +19,14 @@ struct CallStats {
     int64_t staging_bytes = 0;
     int64_t inter_region_messages = 0;  // messages to ranks on other nodes (sparse exchanges)
 
-    void reset(const char *name) { *this = CallStats(); collective = name; }
+    // Keeps the strings' storage: a steady-state call allocates nothing here.
+    void reset(const char *name) {
+        collective = name;
+        algorithm.clear();
+        path.clear();
+        rounds = messages = bytes_sent = temp_bytes = scratch_bytes = pack_bytes = staging_bytes = 0;
+        inter_region_messages = 0;
+    }
 
     // Book-keeping for one point-to-point data message of `bytes` bytes.
     void count_send(int64_t bytes) {

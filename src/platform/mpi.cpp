@@ -1,20 +1,49 @@
 // Running on a real MPI library: copies cost what they cost, buffers come from the heap.
+#include <atomic>
 #include <cstdlib>
 
+#include "core/p2p.h"
 #include "core/platform.h"
 
 namespace tucoll::platform {
 
 void charge_copy(int64_t) {}
 
-void *allocate(size_t bytes) { return std::aligned_alloc(64, (bytes + 63) / 64 * 64); }
+namespace {
+std::atomic<uint64_t> allocated{0};
+}  // namespace
+
+void *allocate(size_t bytes) {
+    ++allocated;
+    return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
+uint64_t allocations() { return allocated.load(); }
 
 void release(void *ptr) { std::free(ptr); }
 
-int probed_bytes(MPI_Status *status, int64_t *bytes) {
+int message_bytes(MPI_Status *status, int64_t *bytes) {
     MPI_Count count = 0;
     const int rc = MPI_Get_elements_x(status, MPI_BYTE, &count);
     *bytes = count;
+    return rc;
+}
+
+int probe(MPI_Comm comm, int tag, bool blocking, bool *found, Probed *out) {
+    int flag = 1;
+    const int rc = blocking ? MPI_Mprobe(MPI_ANY_SOURCE, tag, comm, &out->message, &out->status)
+                            : MPI_Improbe(MPI_ANY_SOURCE, tag, comm, &flag, &out->message, &out->status);
+    *found = rc == MPI_SUCCESS && flag != 0;
+    return rc;
+}
+
+int receive(Probed &probed, void *buf, int64_t bytes) {
+    MPI_Datatype type = MPI_BYTE;
+    int count = 0;
+    int rc = byte_type(bytes, &type, &count);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Mrecv(buf, count, type, &probed.message, MPI_STATUS_IGNORE);
+    if (type != MPI_BYTE) MPI_Type_free(&type);
     return rc;
 }
 

@@ -4,9 +4,11 @@
 // what an algorithm copies.
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
+#include "core/p2p.h"
 #include "core/platform.h"
 
 namespace tucoll::platform {
@@ -35,10 +37,15 @@ void charge_copy(int64_t bytes) {
     if (bytes > 0) smpi_execute(static_cast<double>(bytes) / copy_bandwidth());
 }
 
+std::atomic<uint64_t> allocated{0};
+
 void *allocate(size_t bytes) {
+    ++allocated;
     if (shared_buffers()) return SMPI_SHARED_MALLOC(bytes > 0 ? bytes : 1);
     return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
 }
+
+uint64_t allocations() { return allocated.load(); }
 
 void release(void *ptr) {
     if (ptr == nullptr) return;
@@ -49,10 +56,30 @@ void release(void *ptr) {
     }
 }
 
-int probed_bytes(MPI_Status *status, int64_t *bytes) {
+int message_bytes(MPI_Status *status, int64_t *bytes) {
     int count = 0;
     const int rc = MPI_Get_count(status, MPI_BYTE, &count);
     *bytes = count;
+    return rc;
+}
+
+int probe(MPI_Comm comm, int tag, bool blocking, bool *found, Probed *out) {
+    int flag = 1;
+    const int rc = blocking ? MPI_Probe(MPI_ANY_SOURCE, tag, comm, &out->status)
+                            : MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, &flag, &out->status);
+    out->tag = tag;
+    out->comm = comm;
+    *found = rc == MPI_SUCCESS && flag != 0;
+    return rc;
+}
+
+int receive(Probed &probed, void *buf, int64_t bytes) {
+    MPI_Datatype type = MPI_BYTE;
+    int count = 0;
+    int rc = byte_type(bytes, &type, &count);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Recv(buf, count, type, probed.status.MPI_SOURCE, probed.tag, probed.comm, MPI_STATUS_IGNORE);
+    if (type != MPI_BYTE) MPI_Type_free(&type);
     return rc;
 }
 

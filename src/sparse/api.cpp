@@ -1,11 +1,13 @@
 // tucoll_alltoall_crs / tucoll_alltoallv_crs and their _with forms: checks, the byte view of the
 // send side, selection, the exchange, and the typed, source-sorted results the caller owns.
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "core/copy.h"
 #include "core/datatype.h"
+#include "core/driver.h"
 #include "core/errors.h"
 #include "core/validate.h"
 #include "sparse/sparse.h"
@@ -38,6 +40,8 @@ struct Args {
 struct SendPacking {
     std::vector<char> bytes;
     std::vector<int64_t> offsets;
+    std::vector<int64_t> counts, displs;  // the messages' elements
+    std::vector<int64_t> expected;    // TUCOLL_CHECK=global
 };
 
 int check(Context &ctx, const Args &a, TypeInfo *st, TypeInfo *rt) {
@@ -57,8 +61,8 @@ int check(Context &ctx, const Args &a, TypeInfo *st, TypeInfo *rt) {
     }
     if (*a.recv_nnz < -1) return failf(MPI_ERR_COUNT, "%s: recv_nnz = %d (use -1 for unknown)", fn, *a.recv_nnz);
     if (a.variable && *a.recv_size < -1) return failf(MPI_ERR_COUNT, "%s: recv_size = %d (use -1 for unknown)", fn, *a.recv_size);
-    TUCOLL_TRY(prefix_error(TypeInfo::query(a.sendtype, st), std::string(fn) + ": sendtype: "));
-    TUCOLL_TRY(prefix_error(TypeInfo::query(a.recvtype, rt), std::string(fn) + ": recvtype: "));
+    TUCOLL_TRY(prefix_error(TypeInfo::query(a.sendtype, st), {fn, ": sendtype: "}));
+    TUCOLL_TRY(prefix_error(TypeInfo::query(a.recvtype, rt), {fn, ": recvtype: "}));
     if (rt->true_lb < 0) return failf(MPI_ERR_TYPE, "%s: recvtype with a negative lower bound is not supported", fn);
     int64_t elements = 0;
     if (a.variable) {
@@ -93,18 +97,20 @@ int outgoing(Context &ctx, const Args &a, const TypeInfo &st, Outgoing *out) {
     out->data.resize(a.send_nnz);
     out->constant = !a.variable;
     out->constant_bytes = a.variable ? 0 : a.sendcount * st.size;
-    std::vector<int> counts(a.send_nnz), displs(a.send_nnz);
+    SendPacking &pack = ctx.workspace<SendPacking>();
+    std::vector<int64_t> &counts = pack.counts, &displs = pack.displs;
+    counts.resize(a.send_nnz);
+    displs.resize(a.send_nnz);
     for (int i = 0; i < a.send_nnz; ++i) {
         counts[i] = a.variable ? a.sendcounts[i] : a.sendcount;
-        displs[i] = a.variable ? a.sdispls[i] : i * a.sendcount;
+        displs[i] = a.variable ? a.sdispls[i] : static_cast<int64_t>(i) * a.sendcount;
         out->bytes[i] = counts[i] * st.size;
     }
     if (st.contiguous) {
         const char *base = static_cast<const char *>(a.sendvals) + st.true_lb;
-        for (int i = 0; i < a.send_nnz; ++i) out->data[i] = base + static_cast<int64_t>(displs[i]) * st.extent;
+        for (int i = 0; i < a.send_nnz; ++i) out->data[i] = base + displs[i] * st.extent;
         return MPI_SUCCESS;
     }
-    SendPacking &pack = ctx.workspace<SendPacking>();
     pack.offsets.resize(a.send_nnz);
     int64_t total = 0;
     for (int i = 0; i < a.send_nnz; ++i) {
@@ -127,6 +133,11 @@ T *allocate(int64_t n, bool *failed) {
     return p;
 }
 
+// The element counts and displacements of the received messages, kept from call to call.
+struct Delivery {
+    std::vector<int64_t> counts, displs;
+};
+
 // Typed results, sorted by source, in memory the caller releases with tucoll_free.
 int deliver(Context &ctx, const Args &a, const TypeInfo &rt, Inbox &inbox) {
     inbox.sort_by_source();
@@ -135,19 +146,29 @@ int deliver(Context &ctx, const Args &a, const TypeInfo &rt, Inbox &inbox) {
         return failf(MPI_ERR_OTHER, "%s: recv_nnz = %d was given but %lld messages arrived", a.fn, *a.recv_nnz,
                      static_cast<long long>(n));
     }
-    std::vector<int> counts(n), displs(n);
+    Delivery &d = ctx.workspace<Delivery>();
+    std::vector<int64_t> &counts = d.counts, &displs = d.displs;
+    counts.resize(n);
+    displs.resize(n);
     int64_t elements = 0;
     for (int64_t i = 0; i < n; ++i) {
         const int64_t bytes = inbox.bytes(i);
-        const int64_t count = rt.size > 0 ? bytes / rt.size : 0;
+        // A message of a zero-size type carries its element count only in the sender's
+        // arguments: the receiver takes recvcount (alltoall_crs) or none (alltoallv_crs).
+        const int64_t count = rt.size > 0 ? bytes / rt.size : a.variable ? 0 : a.recvcount;
         if ((rt.size == 0 && bytes != 0) || (rt.size > 0 && bytes % rt.size != 0) ||
             (!a.variable && count != a.recvcount)) {
             return failf(MPI_ERR_TRUNCATE, "%s: a %lld-byte message from rank %d does not match recvtype/recvcount",
                          a.fn, static_cast<long long>(bytes), inbox.source(i));
         }
-        counts[i] = static_cast<int>(count);
-        displs[i] = static_cast<int>(elements);
+        counts[i] = count;
+        displs[i] = elements;
         elements += count;
+    }
+    // alltoallv_crs hands back counts, displacements and their total as ints.
+    if (a.variable && elements > INT_MAX) {
+        return failf(MPI_ERR_COUNT, "%s: %lld elements arrived, more than recv_size and rdispls (int) can describe",
+                     a.fn, static_cast<long long>(elements));
     }
     if (a.variable && *a.recv_size >= 0 && elements != *a.recv_size) {
         return failf(MPI_ERR_OTHER, "%s: recv_size = %d was given but %lld elements arrived", a.fn, *a.recv_size,
@@ -170,11 +191,11 @@ int deliver(Context &ctx, const Args &a, const TypeInfo &rt, Inbox &inbox) {
     for (int64_t i = 0; i < n; ++i) {
         src[i] = inbox.source(i);
         if (a.variable) {
-            rcounts[i] = counts[i];
-            rdispls[i] = displs[i];
+            rcounts[i] = static_cast<int>(counts[i]);
+            rdispls[i] = static_cast<int>(displs[i]);
         }
         if (rt.contiguous) {
-            local_copy(vals + rt.true_lb + static_cast<int64_t>(displs[i]) * rt.extent, inbox.data(i), inbox.bytes(i));
+            local_copy(vals + rt.true_lb + displs[i] * rt.extent, inbox.data(i), inbox.bytes(i));
         } else {
             const int64_t zero = 0;
             const int rc = unpack_blocks(inbox.data(i), &zero, vals, a.recvtype, rt, 1, &counts[i], &displs[i], ctx.comm());
@@ -198,34 +219,52 @@ int deliver(Context &ctx, const Args &a, const TypeInfo &rt, Inbox &inbox) {
     return MPI_SUCCESS;
 }
 
-int run(const char *spec, const Args &a) {
-    const Registry<Algorithm> &registry = a.variable ? alltoallv_crs_registry() : alltoall_crs_registry();
-    Context *ctx = nullptr;
-    TUCOLL_TRY(prefix_error(Context::get(a.comm, &ctx), std::string(a.fn) + ": "));
-    TypeInfo st, rt;
-    Selection sel;
-    int rc = check(*ctx, a, &st, &rt);
-    if (rc == MPI_SUCCESS) {
-        const Scope scope{ctx->size(), ctx->topology().max_local_size};
-        rc = prefix_error(select_algorithm(registry, spec, scope, &sel), std::string(a.fn) + ": ");
-    }
-    if (global_checks_enabled()) rc = agree_on_error(*ctx, rc, a.fn);
-    if (rc != MPI_SUCCESS) return rc;
+struct Prepared {
+    TypeInfo send_type, recv_type;
+};
 
-    const Algorithm &alg = registry[sel.index];
-    CallStats &stats = ctx->stats();
-    stats.reset(registry.collective());
-    stats.algorithm = sel.spec;
-    stats.path = st.contiguous ? "direct" : "packed send";
-    Outgoing out;
-    TUCOLL_TRY(outgoing(*ctx, a, st, &out));
-    Inbox &inbox = ctx->workspace<Inbox>();
-    inbox.clear();
-    Known known;
-    known.recv_nnz = *a.recv_nnz;
-    TUCOLL_TRY(alg.run(*ctx, out, inbox, known, stats));
-    return deliver(*ctx, a, rt, inbox);
-}
+struct SparseExchange {
+    using Args = sparse::Args;
+    using Prepared = sparse::Prepared;
+
+    static const char *function(const Args &a) { return a.fn; }
+    static MPI_Comm comm(const Args &a) { return a.comm; }
+    static const RegistryBase &registry(const Args &a) {
+        return a.variable ? alltoallv_crs_registry() : alltoall_crs_registry();
+    }
+    static int check(Context &ctx, const Args &a, Prepared *prep) {
+        return sparse::check(ctx, a, &prep->send_type, &prep->recv_type);
+    }
+    // Constant-size exchanges: every rank that sends uses the size every rank expects.
+    static int check_consistency(Context &ctx, const Args &a, const Prepared &prep) {
+        if (a.variable) return MPI_SUCCESS;
+        const int64_t expected = static_cast<int64_t>(a.recvcount) * prep.recv_type.size;
+        const int64_t sent = static_cast<int64_t>(a.sendcount) * prep.send_type.size;
+        std::vector<int64_t> &expect = ctx.workspace<SendPacking>().expected;
+        expect.assign(ctx.size(), expected);
+        // A rank without messages may pass any sendcount: it announces the expected size.
+        return check_gathered_bytes(ctx, a.send_nnz > 0 ? sent : expected, expect.data());
+    }
+    static int run(Context &ctx, const Selection &sel, const Args &a, Prepared &prep, CallStats &stats) {
+        const Algorithm &alg = a.variable ? alltoallv_crs_registry()[sel.index] : alltoall_crs_registry()[sel.index];
+        stats.algorithm = sel.spec;
+        stats.path = prep.send_type.contiguous ? "direct" : "packed send";
+        Outgoing &out = ctx.workspace<Outgoing>();
+        TUCOLL_TRY(outgoing(ctx, a, prep.send_type, &out));
+        Inbox &inbox = ctx.workspace<Inbox>();
+        inbox.clear();
+        Known known;
+        known.recv_nnz = *a.recv_nnz;
+        const int rc = alg.run(ctx, out, inbox, known, stats);
+        // Every send completes before the results are handed over.
+        ctx.requests().fault(rc);
+        ctx.requests().wait_all();
+        if (ctx.requests().failed()) return MPI_SUCCESS;  // the driver returns the recorded error
+        return deliver(ctx, a, prep.recv_type, inbox);
+    }
+};
+
+int run(const char *spec, const Args &a) { return drive<SparseExchange>(spec, a); }
 
 }  // namespace
 }  // namespace tucoll::sparse

@@ -35,33 +35,27 @@ struct DestinationCounts {
     std::vector<int> counts;
 };
 
-// Per-communicator counter of exchanges, for tags.
-struct ExchangeCounter {
-    uint64_t calls = 0;
-    int tag_span = 0;
-};
+int receive(platform::Probed &probed, Inbox &inbox, int source_override) {
+    int64_t bytes = 0;
+    TUCOLL_MPI(platform::message_bytes(&probed.status, &bytes));
+    char *dst = inbox.add(source_override >= 0 ? source_override : probed.status.MPI_SOURCE, bytes);
+    TUCOLL_MPI(platform::receive(probed, dst, bytes));
+    return MPI_SUCCESS;
+}
 
 }  // namespace
 
-int exchange_tag(Context &ctx) {
-    ExchangeCounter &c = ctx.workspace<ExchangeCounter>();
-    if (c.tag_span == 0) {
-        int *ub = nullptr, found = 0;
-        MPI_Comm_get_attr(ctx.comm(), MPI_TAG_UB, &ub, &found);
-        // Tags 100 and up; the MPI standard guarantees an upper bound of at least 32767.
-        c.tag_span = (found && ub != nullptr ? std::min(*ub, 1 << 30) : 32767) - 100;
-    }
-    return 100 + static_cast<int>(c.calls++ % static_cast<uint64_t>(c.tag_span));
+int receive_next(MPI_Comm comm, int tag, Inbox &inbox, int source_override) {
+    platform::Probed probed;
+    bool found = false;
+    TUCOLL_MPI(platform::probe(comm, tag, true, &found, &probed));
+    return receive(probed, inbox, source_override);
 }
 
-int receive_probed(Context &ctx, MPI_Status status, int tag, MPI_Comm comm, Inbox &inbox, int source_override) {
-    int64_t bytes = 0;
-    TUCOLL_MPI(platform::probed_bytes(&status, &bytes));
-    char *dst = inbox.add(source_override >= 0 ? source_override : status.MPI_SOURCE, bytes);
-    MPI_Request req;
-    TUCOLL_TRY(irecv_bytes(dst, bytes, status.MPI_SOURCE, tag, comm, &req));
-    TUCOLL_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    return MPI_SUCCESS;
+int receive_if_any(MPI_Comm comm, int tag, Inbox &inbox, bool *received) {
+    platform::Probed probed;
+    TUCOLL_MPI(platform::probe(comm, tag, false, received, &probed));
+    return *received ? receive(probed, inbox, -1) : MPI_SUCCESS;
 }
 
 int64_t inter_region(const Context &ctx, int dest) {
@@ -72,10 +66,11 @@ int64_t inter_region(const Context &ctx, int dest) {
 namespace {
 
 // Posts every message except those to this rank, which go straight to the inbox.
-int post_sends(Context &ctx, MPI_Comm comm, const Outgoing &out, int tag, bool synchronous, Requests &reqs,
-               Inbox &inbox, CallStats &stats, bool count_inter_region, int *local) {
+void post_sends(Context &ctx, MPI_Comm comm, const Outgoing &out, bool synchronous, Inbox &inbox, CallStats &stats,
+                bool count_inter_region, int *local) {
     int me = 0;
     MPI_Comm_rank(comm, &me);
+    Requests &reqs = ctx.requests();
     *local = 0;
     for (int i = 0; i < out.count; ++i) {
         if (out.dest[i] == me) {
@@ -86,24 +81,23 @@ int post_sends(Context &ctx, MPI_Comm comm, const Outgoing &out, int tag, bool s
         stats.count_send(out.bytes[i]);
         if (count_inter_region) stats.inter_region_messages += inter_region(ctx, out.dest[i]);
         if (synchronous) {
-            TUCOLL_TRY(reqs.ssend(out.data[i], out.bytes[i], out.dest[i], tag, comm));
+            reqs.ssend(out.data[i], out.bytes[i], out.dest[i], kTagDynamic, comm);
         } else {
-            TUCOLL_TRY(reqs.send(out.data[i], out.bytes[i], out.dest[i], tag, comm));
+            reqs.send(out.data[i], out.bytes[i], out.dest[i], kTagDynamic, comm);
         }
     }
-    return MPI_SUCCESS;
 }
 
 }  // namespace
 
-int personalized_exchange(Context &ctx, MPI_Comm comm, const Outgoing &out, int known_count, int tag, Inbox &inbox,
+int personalized_exchange(Context &ctx, MPI_Comm comm, const Outgoing &out, int known_count, Inbox &inbox,
                           CallStats &stats, bool count_inter_region) {
     int p = 1, me = 0;
     MPI_Comm_size(comm, &p);
     MPI_Comm_rank(comm, &me);
-    Requests reqs(static_cast<size_t>(out.count));
+    Requests &reqs = ctx.requests();
     int local = 0;
-    TUCOLL_TRY(post_sends(ctx, comm, out, tag, false, reqs, inbox, stats, count_inter_region, &local));
+    post_sends(ctx, comm, out, false, inbox, stats, count_inter_region, &local);
     int expected = known_count;
     if (expected < 0) {
         // Each rank needs only its own entry of the summed per-destination counts.
@@ -117,45 +111,34 @@ int personalized_exchange(Context &ctx, MPI_Comm comm, const Outgoing &out, int 
     } else {
         expected -= local;
     }
-    for (int k = 0; k < expected; ++k) {
-        MPI_Status status;
-        TUCOLL_MPI(MPI_Probe(MPI_ANY_SOURCE, tag, comm, &status));
-        TUCOLL_TRY(receive_probed(ctx, status, tag, comm, inbox));
-    }
+    for (int k = 0; k < expected; ++k) TUCOLL_TRY(receive_next(comm, reqs.tag(kTagDynamic), inbox));
     ++stats.rounds;
-    return reqs.wait_all();
+    reqs.wait_all();
+    return MPI_SUCCESS;
 }
 
-int nbx_exchange(Context &ctx, MPI_Comm comm, const Outgoing &out, int known_count, int tag, Inbox &inbox,
-                 CallStats &stats, bool count_inter_region) {
-    Requests reqs(static_cast<size_t>(out.count));
+int nbx_exchange(Context &ctx, MPI_Comm comm, const Outgoing &out, int known_count, Inbox &inbox, CallStats &stats,
+                 bool count_inter_region) {
+    Requests &reqs = ctx.requests();
+    const int tag = reqs.tag(kTagDynamic);
     int local = 0;
     const bool known = known_count >= 0;
-    TUCOLL_TRY(post_sends(ctx, comm, out, tag, !known, reqs, inbox, stats, count_inter_region, &local));
+    post_sends(ctx, comm, out, !known, inbox, stats, count_inter_region, &local);
     ++stats.rounds;
     if (known) {
-        for (int k = local; k < known_count; ++k) {
-            MPI_Status status;
-            TUCOLL_MPI(MPI_Probe(MPI_ANY_SOURCE, tag, comm, &status));
-            TUCOLL_TRY(receive_probed(ctx, status, tag, comm, inbox));
-        }
-        return reqs.wait_all();
+        for (int k = local; k < known_count; ++k) TUCOLL_TRY(receive_next(comm, tag, inbox));
+        reqs.wait_all();
+        return MPI_SUCCESS;
     }
     platform::NonblockingBarrier barrier;
     bool barrier_started = false;
     while (true) {
-        int flag = 0;
-        MPI_Status status;
-        TUCOLL_MPI(MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, &flag, &status));
-        if (flag) {
-            TUCOLL_TRY(receive_probed(ctx, status, tag, comm, inbox));
-            continue;
-        }
+        bool received = false;
+        TUCOLL_TRY(receive_if_any(comm, tag, inbox, &received));
+        if (received) continue;
         if (!barrier_started) {
-            int done = 0;
-            TUCOLL_TRY(reqs.test_all(&done));
-            if (done) {
-                TUCOLL_MPI(barrier.start(comm, kTagBarrier));
+            if (reqs.test_all()) {
+                TUCOLL_MPI(barrier.start(comm, reqs.tag(kTagBarrier)));
                 barrier_started = true;
             }
         } else {

@@ -64,7 +64,6 @@ int locality_aware_exchange(Context &ctx, const Outgoing &out, InterRegionExchan
                             CallStats &stats) {
     const Topology &t = ctx.topology();
     Aggregates &agg = ctx.workspace<Aggregates>();
-    const int tag_inter = exchange_tag(ctx), tag_local = exchange_tag(ctx);
 
     // Step 1: one message per other node, to the rank of equal local index there.
     agg.buffers.resize(t.num_nodes);
@@ -85,7 +84,7 @@ int locality_aware_exchange(Context &ctx, const Outgoing &out, InterRegionExchan
     std::vector<int> dests;
     const Outgoing step1 = view_of(agg.buffers, agg.targets, dests);
     agg.staged.clear();
-    TUCOLL_TRY(inter(ctx, ctx.comm(), step1, -1, tag_inter, agg.staged, stats, true));
+    TUCOLL_TRY(inter(ctx, ctx.comm(), step1, -1, agg.staged, stats, true));
     for (size_t k = 0; k < agg.staged.size(); ++k) {
         const int origin = agg.staged.source(k);
         TUCOLL_TRY(for_each_entry(agg.staged.data(k), agg.staged.bytes(k), [&](int dest, const char *data, int64_t n) {
@@ -102,7 +101,7 @@ int locality_aware_exchange(Context &ctx, const Outgoing &out, InterRegionExchan
     const Outgoing step2 = view_of(local, local_targets, local_dests);
     Inbox &received = agg.staged;
     received.clear();
-    TUCOLL_TRY(personalized_exchange(ctx, node, step2, -1, tag_local, received, stats, false));
+    TUCOLL_TRY(personalized_exchange(ctx, node, step2, -1, received, stats, false));
     for (size_t k = 0; k < received.size(); ++k) {
         TUCOLL_TRY(for_each_entry(received.data(k), received.bytes(k), [&](int origin, const char *data, int64_t n) {
             local_copy(inbox.add(origin, n), data, n);

@@ -9,8 +9,8 @@
 
 namespace tucoll::sparse {
 
-using InterRegionExchange = int (*)(Context &ctx, MPI_Comm comm, const Outgoing &out, int known_count, int tag,
-                                    Inbox &inbox, CallStats &stats, bool count_inter_region);
+using InterRegionExchange = int (*)(Context &ctx, MPI_Comm comm, const Outgoing &out, int known_count, Inbox &inbox,
+                                    CallStats &stats, bool count_inter_region);
 
 int locality_aware_exchange(Context &ctx, const Outgoing &out, InterRegionExchange inter, Inbox &inbox,
                             CallStats &stats);

@@ -8,7 +8,7 @@ namespace tucoll::sparse {
 namespace {
 
 int run(Context &ctx, const Outgoing &out, Inbox &inbox, const Known &known, CallStats &stats) {
-    return nbx_exchange(ctx, ctx.comm(), out, known.recv_nnz, exchange_tag(ctx), inbox, stats, true);
+    return nbx_exchange(ctx, ctx.comm(), out, known.recv_nnz, inbox, stats, true);
 }
 
 }  // namespace

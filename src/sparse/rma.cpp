@@ -4,6 +4,7 @@
 // is read from the flags, never inferred from the payload, so empty and all-zero messages count.
 // Constant-size messages only. The window is created once and kept on the communicator.
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -22,15 +23,31 @@ struct ListedDestinations {
 
 int run(Context &ctx, const Outgoing &out, Inbox &inbox, const Known &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
-    const int64_t bytes = out.constant_bytes;
-    if (bytes > INT_MAX) return failf(MPI_ERR_COUNT, "rma: messages of %lld bytes exceed what one MPI_Put carries", static_cast<long long>(bytes));
     // One slot per source: a destination listed twice would overwrite its first message.
     std::vector<char> &listed = ctx.workspace<ListedDestinations>().seen;
     listed.assign(p, 0);
+    int64_t twice = -1;
     for (int i = 0; i < out.count; ++i) {
-        if (listed[out.dest[i]]++) {
-            return failf(MPI_ERR_ARG, "rma: dest %d is listed twice; rma carries one message per destination", out.dest[i]);
-        }
+        if (listed[out.dest[i]]++) twice = out.dest[i];
+    }
+    // The window is collective and origins put at offsets computed from the message size, so
+    // every rank must use one size: the ranks that send agree on it (their sendcount), the others
+    // follow. Agreed in one reduction together with the other verdicts, so that a rank's error
+    // never leaves the others in a fence: {largest size, -smallest size, a duplicate destination}.
+    int64_t local[3] = {out.count > 0 ? out.constant_bytes : INT64_MIN, out.count > 0 ? -out.constant_bytes : INT64_MIN,
+                        twice}, global[3];
+    TUCOLL_MPI(MPI_Allreduce(local, global, 3, MPI_INT64_T, MPI_MAX, ctx.comm()));
+    if (global[2] >= 0) {
+        return failf(MPI_ERR_ARG, "rma: a rank lists dest %lld twice; rma carries one message per destination",
+                     static_cast<long long>(global[2]));
+    }
+    const int64_t bytes = global[0] == INT64_MIN ? 0 : global[0];
+    if (global[0] != INT64_MIN && global[0] != -global[1]) {
+        return failf(MPI_ERR_ARG, "rma: the ranks send messages of %lld to %lld bytes; rma needs one size everywhere",
+                     static_cast<long long>(-global[1]), static_cast<long long>(global[0]));
+    }
+    if (bytes > INT_MAX) {
+        return failf(MPI_ERR_COUNT, "rma: messages of %lld bytes exceed what one MPI_Put carries", static_cast<long long>(bytes));
     }
     // Flags first: their place does not move when the message size (and the window) changes.
     const int64_t slots_at = p;

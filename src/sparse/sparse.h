@@ -72,26 +72,25 @@ Algorithm nbx_loc_algorithm();
 
 // ---- pieces the algorithms share ------------------------------------------------------------
 
-// A tag for this call's dynamic messages, different from the previous calls' on this
-// communicator, so that a message of a rank that already moved on to the next exchange is never
-// taken for one of this exchange.
-int exchange_tag(Context &ctx);
-
-// Receives one message already announced by `status` into the inbox.
-int receive_probed(Context &ctx, MPI_Status status, int tag, MPI_Comm comm, Inbox &inbox, int source_override = -1);
+// Receives the next message on `tag` from any rank into the inbox (matched probe, so that no
+// other thread can take it in between); `source_override` >= 0 files it under that source.
+int receive_next(MPI_Comm comm, int tag, Inbox &inbox, int source_override = -1);
+// The same when one has arrived; *received says whether one had. Never blocks.
+int receive_if_any(MPI_Comm comm, int tag, Inbox &inbox, bool *received);
 
 // Messages of `out` that leave this rank's node (the locality-aware variants reduce them).
 int64_t inter_region(const Context &ctx, int dest);
 
 // Personalized exchange of `out` over `comm` (whose ranks the messages' dest refer to): sends,
 // then receives as many messages as a reduce-scatter of per-destination counts announces (or
-// `known_count` when >= 0). Messages to this rank itself are copied.
-int personalized_exchange(Context &ctx, MPI_Comm comm, const Outgoing &out, int known_count, int tag, Inbox &inbox,
+// `known_count` when >= 0). Messages to this rank itself are copied. Messages travel with the
+// call's kTagDynamic tag, so an exchange never takes a message of the next one.
+int personalized_exchange(Context &ctx, MPI_Comm comm, const Outgoing &out, int known_count, Inbox &inbox,
                           CallStats &stats, bool count_inter_region);
 
 // NBX (Hoefler et al.): synchronous sends, receive while probing, non-blocking barrier once
 // this rank's sends are matched; with `known_count` >= 0 plain sends and that many receives.
-int nbx_exchange(Context &ctx, MPI_Comm comm, const Outgoing &out, int known_count, int tag, Inbox &inbox,
-                 CallStats &stats, bool count_inter_region);
+int nbx_exchange(Context &ctx, MPI_Comm comm, const Outgoing &out, int known_count, Inbox &inbox, CallStats &stats,
+                 bool count_inter_region);
 
 }  // namespace tucoll::sparse

@@ -1,0 +1,47 @@
+// The pipeline every collective call goes through, written once:
+//
+//   the communicator's context          (created on first use: private duplicate, topology)
+//   local argument checks               (this rank's arguments only)
+//   selection                           (resolved once per communicator and spec, then cached)
+//   [TUCOLL_CHECK=global]               every rank learns whether any rank's arguments were
+//                                       rejected, and whether the ranks' counts agree
+//   the call                            statistics reset, the traffic's error state cleared,
+//                                       then the collective's own run (typed, or on a byte view)
+//   the result                          every request completed; the first error of any step
+//
+// A collective supplies a traits type C with
+//   using Args, Prepared;
+//   static const char *function(const Args &);                     "tucoll_alltoallv"
+//   static MPI_Comm comm(const Args &);
+//   static const RegistryBase &registry(const Args &);
+//   static int check(Context &, const Args &, Prepared *);           local, no communication
+//   static int check_consistency(Context &, const Args &, const Prepared &);   collective
+//   static int run(Context &, const Selection &, const Args &, Prepared &, CallStats &);
+#pragma once
+
+#include "core/context.h"
+#include "core/errors.h"
+#include "core/validate.h"
+
+namespace tucoll {
+
+template <class C>
+int drive(const char *spec, const typename C::Args &args) {
+    const char *fn = C::function(args);
+    Context *ctx = nullptr;
+    TUCOLL_TRY(prefix_error(Context::get(C::comm(args), &ctx), fn));
+    typename C::Prepared prep;
+    const Selection *selection = nullptr;
+    int rc = C::check(*ctx, args, &prep);
+    if (rc == MPI_SUCCESS) rc = prefix_error(ctx->select(C::registry(args), spec, &selection), fn);
+    if (global_checks_enabled()) {
+        rc = agree_on_error(*ctx, rc, fn);
+        if (rc == MPI_SUCCESS) rc = agree_on_error(*ctx, prefix_error(C::check_consistency(*ctx, args, prep), fn), fn);
+    }
+    if (rc != MPI_SUCCESS) return rc;
+    CallStats &stats = ctx->begin_call(C::registry(args).collective());
+    rc = C::run(*ctx, *selection, args, prep, stats);
+    return prefix_error(ctx->requests().finish(rc), fn);
+}
+
+}  // namespace tucoll
