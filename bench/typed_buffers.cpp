@@ -52,7 +52,7 @@ TypePair &TypePair::operator=(TypePair &&other) noexcept {
 
 const std::vector<std::string> &type_pair_names() {
     static const std::vector<std::string> names = {"char", "int", "double", "vector", "char4-char", "int-vector",
-                                                   "char4-int"};
+                                                   "char4-int", "int-permuted", "permuted-lb"};
     return names;
 }
 
@@ -73,6 +73,24 @@ std::string TypePair::create(const std::string &name, TypePair *out) {
         t.owned_.push_back(c);
         return c;
     };
+    // Two ints in swapped order, {1, 1} at {1, 0}: size, extent and true extent agree, yet the
+    // type map is not memory order, so its bytes must be packed.
+    auto permuted_type = [&t]() {
+        MPI_Datatype x;
+        const int lengths[2] = {1, 1}, displs[2] = {1, 0};
+        MPI_Type_indexed(2, lengths, displs, MPI_INT, &x);
+        MPI_Type_commit(&x);
+        t.owned_.push_back(x);
+        return x;
+    };
+    // An int whose lower bound is moved to -4 (extent still 4): dense and in order, used in place.
+    auto lb_type = [&t]() {
+        MPI_Datatype r;
+        MPI_Type_create_resized(MPI_INT, -4, 4, &r);
+        MPI_Type_commit(&r);
+        t.owned_.push_back(r);
+        return r;
+    };
     if (name == "char") {
         t.send = t.recv = MPI_CHAR;
     } else if (name == "int") {
@@ -90,6 +108,12 @@ std::string TypePair::create(const std::string &name, TypePair *out) {
     } else if (name == "char4-int") {
         t.send = char4_type();
         t.recv = MPI_INT;
+    } else if (name == "int-permuted") {
+        t.send = MPI_INT;
+        t.recv = permuted_type();
+    } else if (name == "permuted-lb") {
+        t.send = permuted_type();
+        t.recv = lb_type();
     } else {
         return "unknown type \"" + name + "\"";
     }

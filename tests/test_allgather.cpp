@@ -16,23 +16,52 @@ using bench::AllgatherBuffers;
 using bench::Layout;
 using bench::TypePair;
 
-// Runs `spec` and the vendor on identical buffers; true on every rank iff the results match.
-bool matches_vendor(bool vector, const std::string &spec, const std::vector<int64_t> &blocks, const std::string &type,
-                    bool in_place, tucoll_stats_t *stats = nullptr, MPI_Comm comm = MPI_COMM_WORLD) {
+// What MPI_Allgather(v) must leave in `mine.recv` on this rank, computed locally from its
+// definition: every rank's block rebuilt (from its send buffer, or with MPI_IN_PLACE from its
+// receive buffer), packed with the type it is sent as and unpacked with the receive type.
+bench::Bytes reference(const std::vector<int64_t> &blocks, const TypePair &t, Layout layout, bool in_place,
+                       const AllgatherBuffers &mine) {
+    bench::Bytes expected = mine.initial_recv;
+    std::vector<char> packed;
+    for (int j = 0; j < static_cast<int>(blocks.size()); ++j) {
+        AllgatherBuffers theirs;
+        EXPECT_EQ(bench::build_allgather(blocks, t, j, layout, in_place, &theirs), "");
+        const void *src = in_place ? static_cast<const void *>(theirs.initial_recv.data() +
+                                                              static_cast<int64_t>(theirs.displs[j]) * t.recv_extent)
+                                   : theirs.send.data();
+        const int count = in_place ? theirs.recvcounts[j] : theirs.sendcount;
+        const MPI_Datatype type = in_place ? t.recv : t.send;
+        int bytes = 0, position = 0;
+        MPI_Pack_size(count, type, MPI_COMM_SELF, &bytes);
+        packed.resize(static_cast<size_t>(bytes) + 1);
+        MPI_Pack(src, count, type, packed.data(), bytes, &position, MPI_COMM_SELF);
+        const int filled = position;
+        position = 0;
+        MPI_Unpack(packed.data(), filled, &position, expected.data() + static_cast<int64_t>(mine.displs[j]) * t.recv_extent,
+                   mine.recvcounts[j], t.recv, MPI_COMM_SELF);
+    }
+    return expected;
+}
+
+// Runs `spec` — and the vendor's collective on the same buffers — and compares both with the
+// reference; true on every rank iff everything matched.
+bool matches(bool vector, const std::string &spec, const std::vector<int64_t> &blocks, const std::string &type,
+             bool in_place, tucoll_stats_t *stats = nullptr, MPI_Comm comm = MPI_COMM_WORLD) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     TypePair t;
     AllgatherBuffers b;
+    const Layout layout = vector ? Layout::kScattered : Layout::kPacked;
     std::string err = TypePair::create(type, &t);
-    if (err.empty()) err = bench::build_allgather(blocks, t, rank, vector ? Layout::kScattered : Layout::kPacked, in_place, &b);
+    if (err.empty()) err = bench::build_allgather(blocks, t, rank, layout, in_place, &b);
     if (!setup_agreed(err, comm)) return false;
+    const bench::Bytes expected = reference(blocks, t, layout, in_place, b);
     const void *send = in_place ? MPI_IN_PLACE : b.send.data();
-    if (vector) {
-        MPI_Allgatherv(send, b.sendcount, t.send, b.recv.data(), b.recvcounts.data(), b.displs.data(), t.recv, comm);
-    } else {
-        MPI_Allgather(send, b.sendcount, t.send, b.recv.data(), b.recvcounts[0], t.recv, comm);
-    }
-    const bench::Bytes expected = b.recv;
+    const int vendor_rc = vector ? MPI_Allgatherv(send, b.sendcount, t.send, b.recv.data(), b.recvcounts.data(),
+                                                  b.displs.data(), t.recv, comm)
+                                 : MPI_Allgather(send, b.sendcount, t.send, b.recv.data(), b.recvcounts[0], t.recv, comm);
+    const int64_t vendor_diff = bench::first_difference(b.recv, expected);
+    EXPECT_EQ(vendor_diff, -1) << "the vendor's collective differs from the reference on rank " << rank;
     b.reset_recv();
     const int rc = vector ? tucoll_allgatherv_with(spec.c_str(), send, b.sendcount, t.send, b.recv.data(),
                                                    b.recvcounts.data(), b.displs.data(), t.recv, comm)
@@ -43,7 +72,7 @@ bool matches_vendor(bool vector, const std::string &spec, const std::vector<int6
     EXPECT_EQ(diff, -1) << spec << " (" << type << (in_place ? ", in place" : "") << ") rank " << rank
                         << ": first difference at byte " << diff;
     if (stats != nullptr) tucoll_get_stats(comm, stats);
-    return all_ranks(rc == MPI_SUCCESS && diff < 0, comm);
+    return all_ranks(vendor_rc == MPI_SUCCESS && vendor_diff < 0 && rc == MPI_SUCCESS && diff < 0, comm);
 }
 
 struct Case {
@@ -88,7 +117,7 @@ class AllgatherMatchesVendor : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AllgatherMatchesVendor, Blocks) {
     const Case &c = GetParam();
-    EXPECT_TRUE(matches_vendor(false, c.spec, std::vector<int64_t>(world_size(), c.size), c.type, c.in_place));
+    EXPECT_TRUE(matches(false, c.spec, std::vector<int64_t>(world_size(), c.size), c.type, c.in_place));
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, AllgatherMatchesVendor, ::testing::ValuesIn(allgather_cases()), case_name);
@@ -99,7 +128,7 @@ TEST_P(AllgathervMatchesVendor, Blocks) {
     const Case &c = GetParam();
     std::vector<int64_t> blocks;
     TUCOLL_ASSERT_SETUP(bench::allgatherv_block_sizes(c.dist, c.size, world_size(), 5, &blocks));
-    EXPECT_TRUE(matches_vendor(true, c.spec, blocks, c.type, c.in_place));
+    EXPECT_TRUE(matches(true, c.spec, blocks, c.type, c.in_place));
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, AllgathervMatchesVendor, ::testing::ValuesIn(allgatherv_cases()), case_name);
@@ -109,13 +138,13 @@ TEST(Allgatherv, ZeroCountsOnSomeRanks) {
     std::vector<int64_t> blocks(p);
     for (int i = 0; i < p; ++i) blocks[i] = i % 3 == 1 ? 0 : 17 * (i + 1);
     for (const auto &alg : allgather::allgatherv_registry()) {
-        for (const char *type : {"char", "vector"}) EXPECT_TRUE(matches_vendor(true, alg.name, blocks, type, false));
+        for (const char *type : {"char", "vector"}) EXPECT_TRUE(matches(true, alg.name, blocks, type, false));
     }
 }
 
 TEST(Allgatherv, AllZero) {
     for (const auto &alg : allgather::allgatherv_registry()) {
-        EXPECT_TRUE(matches_vendor(true, alg.name, std::vector<int64_t>(world_size(), 0), "int", false));
+        EXPECT_TRUE(matches(true, alg.name, std::vector<int64_t>(world_size(), 0), "int", false));
     }
 }
 
@@ -138,7 +167,7 @@ TEST(AllgatherRounds, FollowTheFormulas) {
     };
     for (const auto &[spec, rounds] : expected) {
         tucoll_stats_t s;
-        ASSERT_TRUE(matches_vendor(false, spec, std::vector<int64_t>(p, 64), "char", false, &s));
+        ASSERT_TRUE(matches(false, spec, std::vector<int64_t>(p, 64), "char", false, &s));
         int64_t most = 0;  // ranks may take part in fewer rounds (recdoubling's extra ranks)
         MPI_Allreduce(&s.rounds, &most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
         EXPECT_EQ(most, rounds) << spec;
@@ -149,7 +178,7 @@ TEST(AllgatherRounds, FollowTheFormulas) {
     }
     // In P parallel binomial trees every rank forwards exactly P-1 blocks in all (optimal volume).
     tucoll_stats_t s;
-    ASSERT_TRUE(matches_vendor(false, "sparbit", std::vector<int64_t>(p, 64), "char", false, &s));
+    ASSERT_TRUE(matches(false, "sparbit", std::vector<int64_t>(p, 64), "char", false, &s));
     EXPECT_EQ(s.bytes_sent, 64LL * (p - 1));
 }
 
@@ -157,7 +186,7 @@ TEST(AllgatherRounds, SparbitOnTheIssueExamples) {
     const int p = world_size();
     if (p != 8 && p != 21) GTEST_SKIP() << "P = 8 and P = 21 (three subtrees 16 + 4 + 1)";
     tucoll_stats_t s;
-    ASSERT_TRUE(matches_vendor(false, "sparbit", std::vector<int64_t>(p, 8), "int", false, &s));
+    ASSERT_TRUE(matches(false, "sparbit", std::vector<int64_t>(p, 8), "int", false, &s));
     EXPECT_EQ(s.rounds, p == 8 ? 3 : 5);
 }
 

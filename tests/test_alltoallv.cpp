@@ -51,40 +51,16 @@ std::string case_name(const ::testing::TestParamInfo<Case> &info) {
     return sanitize(info.param.spec + "__" + dist + "__" + info.param.type);
 }
 
-// Runs `spec` and the vendor on the same input; true on every rank iff all results match.
-bool matches_vendor(const std::string &spec, const std::string &dist, const std::string &type, Layout layout,
-                    int64_t max_block = kMaxBlock, MPI_Comm comm = MPI_COMM_WORLD) {
-    int rank = 0, p = 1;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &p);
-    Workload w;
-    TypePair t;
-    AlltoallvBuffers b;
-    std::string err = Workload::create(dist, max_block, p, 7, &w);
-    if (err.empty()) err = TypePair::create(type, &t);
-    if (err.empty()) err = bench::build_alltoallv(w, t, rank, layout, &b);
-    if (!setup_agreed(err, comm)) return false;
-
-    b.fill_recv_sentinel();
-    EXPECT_EQ(MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send, b.recv.data(),
-                            b.recvcounts.data(), b.rdispls.data(), t.recv, comm),
-              MPI_SUCCESS);
-    const bench::Bytes expected = b.recv;
-
-    b.fill_recv_sentinel();
-    const int rc = tucoll_alltoallv_with(spec.c_str(), b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send,
-                                         b.recv.data(), b.recvcounts.data(), b.rdispls.data(), t.recv, comm);
-    EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
-    const int64_t diff = bench::first_difference(b.recv, expected);
-    EXPECT_EQ(diff, -1) << spec << " on rank " << rank << ": first difference at byte " << diff;
-    return all_ranks(rc == MPI_SUCCESS && diff < 0, comm);
+bool matches(const std::string &spec, const std::string &dist, const std::string &type, Layout layout,
+             int64_t max_block = kMaxBlock) {
+    return alltoallv_matches(spec, MPI_COMM_WORLD, dist, type, layout, max_block);
 }
 
 class AlltoallvMatchesVendor : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AlltoallvMatchesVendor, ScatteredLayout) {
     const Case &c = GetParam();
-    EXPECT_TRUE(matches_vendor(c.spec, c.dist, c.type, Layout::kScattered));
+    EXPECT_TRUE(matches(c.spec, c.dist, c.type, Layout::kScattered));
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, AlltoallvMatchesVendor, ::testing::ValuesIn(all_cases()), case_name);
@@ -98,16 +74,16 @@ std::vector<std::string> algorithm_names() {
 }
 
 TEST_P(AlltoallvPerAlgorithm, PackedLayoutLargerBlocks) {
-    EXPECT_TRUE(matches_vendor(GetParam(), "uniform", "double", Layout::kPacked, 4096));
-    EXPECT_TRUE(matches_vendor(GetParam(), "uniform", "vector", Layout::kPacked, 4096));
+    EXPECT_TRUE(matches(GetParam(), "uniform", "double", Layout::kPacked, 4096));
+    EXPECT_TRUE(matches(GetParam(), "uniform", "vector", Layout::kPacked, 4096));
 }
 
 // Blocks above the large-message limit travel as one message of a derived datatype; lowering the
 // limit exercises that path (normally taken above 2 GiB) with small buffers.
 TEST_P(AlltoallvPerAlgorithm, MessagesAboveTheIntLimitPath) {
     detail::set_large_message_limit(1000);
-    EXPECT_TRUE(matches_vendor(GetParam(), "onehuge", "char", Layout::kScattered, 3000));
-    EXPECT_TRUE(matches_vendor(GetParam(), "uniform", "vector", Layout::kScattered, 5000));
+    EXPECT_TRUE(matches(GetParam(), "onehuge", "char", Layout::kScattered, 3000));
+    EXPECT_TRUE(matches(GetParam(), "uniform", "vector", Layout::kScattered, 5000));
     detail::set_large_message_limit(0);
 }
 

@@ -22,17 +22,6 @@ using bench::CrsInput;
 using bench::CrsResult;
 using bench::TypePair;
 
-// A duplicate of MPI_COMM_WORLD whose nodes hold q consecutive ranks.
-MPI_Comm comm_with_ppn(int q) {
-    static std::map<int, MPI_Comm> comms;
-    auto it = comms.find(q);
-    if (it != comms.end()) return it->second;
-    MPI_Comm c;
-    MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    EXPECT_EQ(tucoll_comm_set_ppn(c, q), MPI_SUCCESS);
-    return comms[q] = c;
-}
-
 struct Outputs {
     int nnz = -1, size = -1;
     int *src = nullptr, *counts = nullptr, *displs = nullptr;

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <map>
 
 #include "test_util.h"
 #include "tucoll.h"
@@ -26,20 +25,6 @@ int expected_rounds(int p, int r) {
         for (int z = 1; z < r && z * power < p; ++z) ++k;
     }
     return k;
-}
-
-// A duplicate of MPI_COMM_WORLD declaring q ranks per node (0: as detected), one per q.
-MPI_Comm comm_with_ppn(int q) {
-    static std::map<int, MPI_Comm> comms;
-    auto it = comms.find(q);
-    if (it != comms.end()) return it->second;
-    MPI_Comm c;
-    MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    if (q > 0) {
-        EXPECT_EQ(tucoll_comm_set_ppn(c, q), MPI_SUCCESS);
-    }
-    comms[q] = c;
-    return c;
 }
 
 // The most blocks T holds at once with radix r on P ranks, counted independently of the library
@@ -111,39 +96,16 @@ std::vector<Case> all_cases() {
     return cases;
 }
 
-// Runs `spec` and the vendor on the same input over `comm`; true on every rank iff all match.
-bool matches_vendor(const std::string &spec, MPI_Comm comm, const std::string &dist, const std::string &type,
-                    int64_t max_block = 45, tucoll_stats_t *stats = nullptr) {
-    int rank = 0, p = 1;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &p);
-    Workload w;
-    TypePair t;
-    AlltoallvBuffers b;
-    std::string err = Workload::create(dist, max_block, p, 3, &w);
-    if (err.empty()) err = TypePair::create(type, &t);
-    if (err.empty()) err = bench::build_alltoallv(w, t, rank, Layout::kScattered, &b);
-    if (!setup_agreed(err, comm)) return false;
-    b.fill_recv_sentinel();
-    MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send, b.recv.data(), b.recvcounts.data(),
-                  b.rdispls.data(), t.recv, comm);
-    const bench::Bytes expected = b.recv;
-    b.fill_recv_sentinel();
-    const int rc = tucoll_alltoallv_with(spec.c_str(), b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send,
-                                         b.recv.data(), b.recvcounts.data(), b.rdispls.data(), t.recv, comm);
-    EXPECT_EQ(rc, MPI_SUCCESS) << spec << ": " << tucoll_error_string(rc);
-    const int64_t diff = bench::first_difference(b.recv, expected);
-    EXPECT_EQ(diff, -1) << spec << " (" << dist << ", " << type << ") on rank " << rank << ": first difference at byte "
-                        << diff;
-    if (stats != nullptr) tucoll_get_stats(comm, stats);
-    return all_ranks(rc == MPI_SUCCESS && diff < 0, comm);
+bool matches(const std::string &spec, MPI_Comm comm, const std::string &dist, const std::string &type,
+             int64_t max_block = 45, tucoll_stats_t *stats = nullptr) {
+    return alltoallv_matches(spec, comm, dist, type, Layout::kScattered, max_block, 3, stats);
 }
 
 class TunaMatchesVendor : public ::testing::TestWithParam<Case> {};
 
 TEST_P(TunaMatchesVendor, AllDistributionsAndTypes) {
     const Case &c = GetParam();
-    EXPECT_TRUE(matches_vendor(c.spec, comm_with_ppn(c.q), c.dist, c.type));
+    EXPECT_TRUE(matches(c.spec, comm_with_ppn(c.q), c.dist, c.type));
 }
 
 INSTANTIATE_TEST_SUITE_P(Family, TunaMatchesVendor, ::testing::ValuesIn(all_cases()), [](const auto &info) {
@@ -176,7 +138,7 @@ TEST(TunaBounds, TemporaryBufferHoldsThePeakOfBlocks) {
         for (int r = 2; r <= std::max(2, p); ++r) {
             tucoll_stats_t s;
             const std::string spec = "tuna:radix=" + std::to_string(r);
-            ASSERT_TRUE(matches_vendor(spec, MPI_COMM_WORLD, dist, "char", 1000, &s));
+            ASSERT_TRUE(matches(spec, MPI_COMM_WORLD, dist, "char", 1000, &s));
             const int k = expected_rounds(p, r);
             const int64_t b = p - k - 1, peak = r >= p - 1 ? 0 : expected_peak(p, r);
             EXPECT_EQ(s.rounds, k) << spec;
@@ -192,7 +154,7 @@ TEST(TunaBounds, TemporaryBufferHoldsThePeakOfBlocks) {
 TEST(TunaBounds, OneHotWithThousandBytesAtPEight) {
     if (world_size() != 8) GTEST_SKIP() << "the issue's P = 8 example";
     tucoll_stats_t s;
-    ASSERT_TRUE(matches_vendor("tuna:radix=2", MPI_COMM_WORLD, "onehot", "char", 1000, &s));
+    ASSERT_TRUE(matches("tuna:radix=2", MPI_COMM_WORLD, "onehot", "char", 1000, &s));
     EXPECT_EQ(s.rounds, 3);
     // B = 8 - 3 - 1 = 4 blocks between rounds; in round x = 1 slot 7 (binary 111) passes through:
     // slots 3, 5, 7 are held and 6, 7 arrive to stay, 5 blocks at once.
@@ -207,7 +169,7 @@ TEST(TunaBounds, TwoPhaseBruckKeepsAPositionPerBlock) {
     if (p < 2) GTEST_SKIP();
     const int64_t m = global_max("uniform", 500, MPI_COMM_WORLD);
     tucoll_stats_t s;
-    ASSERT_TRUE(matches_vendor("bruck2", MPI_COMM_WORLD, "uniform", "char", 500, &s));
+    ASSERT_TRUE(matches("bruck2", MPI_COMM_WORLD, "uniform", "char", 500, &s));
     EXPECT_EQ(s.rounds, expected_rounds(p, 2));
     EXPECT_EQ(s.scratch_bytes, std::max<int64_t>(p - 1, expected_peak(p, 2)) * m);
 }
@@ -216,10 +178,10 @@ TEST(TunaBounds, StoreAndForwardMovesDataThroughT) {
     const int p = world_size();
     if (p < 4) GTEST_SKIP() << "radix 2 needs P >= 4 for a block that is not direct";
     tucoll_stats_t s;
-    ASSERT_TRUE(matches_vendor("tuna:radix=2", MPI_COMM_WORLD, "zeros", "char", 100, &s));
+    ASSERT_TRUE(matches("tuna:radix=2", MPI_COMM_WORLD, "zeros", "char", 100, &s));
     EXPECT_EQ(s.temp_bytes, 0);
     EXPECT_EQ(s.messages, 0);
-    ASSERT_TRUE(matches_vendor("tuna:radix=2", MPI_COMM_WORLD, "fft2", "char", 100, &s));
+    ASSERT_TRUE(matches("tuna:radix=2", MPI_COMM_WORLD, "fft2", "char", 100, &s));
     EXPECT_GT(s.temp_bytes, 0);
     EXPECT_LE(s.messages, s.rounds);  // one data message per round at most
 }
@@ -241,7 +203,7 @@ TEST(Hierarchical, RoundsAndBuffersFollowTheNodeShape) {
                 tucoll_stats_t s;
                 const std::string spec = std::string(coalesced ? "tuna_coalesced" : "tuna_staggered") +
                                          ":radix=" + std::to_string(r) + ",block_count=2";
-                ASSERT_TRUE(matches_vendor(spec, comm_with_ppn(q), "uniform", "char", 300, &s));
+                ASSERT_TRUE(matches(spec, comm_with_ppn(q), "uniform", "char", 300, &s));
                 EXPECT_EQ(s.rounds, kq + (coalesced ? n - 1 : (n - 1) * q)) << spec << " Q=" << q;
                 const int64_t inter = s.scratch_bytes - tq * n * m;
                 if (n == 1) {
@@ -266,7 +228,7 @@ TEST(Hierarchical, UnevenNodesFallBackToFlatTuna) {
         if (q >= p || p % q == 0) continue;
         for (const char *variant : {"tuna_coalesced:radix=2", "tuna_staggered:radix=2"}) {
             tucoll_stats_t s;
-            EXPECT_TRUE(matches_vendor(variant, comm_with_ppn(q), "powerlaw", "int", 200, &s));
+            EXPECT_TRUE(matches(variant, comm_with_ppn(q), "powerlaw", "int", 200, &s));
             EXPECT_NE(std::string(s.path).find("fallback to tuna:radix=2 (nodes hold different numbers of ranks)"),
                       std::string::npos)
                 << s.path;
@@ -294,7 +256,7 @@ TEST(Hierarchical, RoundRobinPlacementIsHandled) {
                                             "tuna_staggered:radix=" + top_radix + ",block_count=0"}) {
             for (const char *type : {"char", "vector"}) {
                 tucoll_stats_t s;
-                EXPECT_TRUE(matches_vendor(variant, c, "uniform", type, 77, &s));
+                EXPECT_TRUE(matches(variant, c, "uniform", type, 77, &s));
                 EXPECT_EQ(std::string(s.path).find("fallback"), std::string::npos) << s.path;
             }
         }

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/registry.h"
+#include "tucoll.h"
+#include "typed_buffers.h"
 
 namespace tucoll::test {
 
@@ -39,28 +41,28 @@ inline bool all_ranks(bool local, MPI_Comm comm = MPI_COMM_WORLD) {
 // it after building their inputs and before the first collective that uses them, so that one
 // rank's unreadable file or bad workload fails the test everywhere, with the reason, instead of
 // sending the other ranks into a collective with arguments that do not match.
-inline bool setup_agreed(const std::string &err, MPI_Comm comm = MPI_COMM_WORLD) {
-    int rank = 0, p = 1;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &p);
-    int mine = err.empty() ? p : rank, first = p;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first == p) return true;
-    int length = first == rank ? static_cast<int>(err.size()) : 0;
-    MPI_Bcast(&length, 1, MPI_INT, first, comm);
-    std::string reason = first == rank ? err : std::string(static_cast<size_t>(length), '\0');
-    MPI_Bcast(reason.data(), length, MPI_CHAR, first, comm);
-    const bool also_here = !err.empty() && first != rank;
-    ADD_FAILURE() << "set-up failed on rank " << first << ": " << reason
-                  << (also_here ? "; on rank " + std::to_string(rank) + ": " + err : std::string());
-    return false;
-}
+bool setup_agreed(const std::string &err, MPI_Comm comm = MPI_COMM_WORLD);
 
 // In a void test body: ends the test on every rank when the set-up step `err` failed on any rank.
 #define TUCOLL_ASSERT_SETUP(err)                                   \
     do {                                                           \
         if (!::tucoll::test::setup_agreed(err)) return;            \
     } while (0)
+
+// A duplicate of MPI_COMM_WORLD declaring q ranks per node (0: as detected), made once per q.
+MPI_Comm comm_with_ppn(int q);
+
+// What MPI_Alltoallv must leave in `mine.recv` on rank `me`, computed locally from its
+// definition: every rank's send buffer rebuilt from the workload, its block for `me` packed with
+// the send type and unpacked with the receive type at rdispls — independent of any MPI's
+// MPI_Alltoallv, so that the vendor itself is checked too.
+bench::Bytes reference_alltoallv(const bench::Workload &w, const bench::TypePair &t, int me, bench::Layout layout,
+                                 const bench::AlltoallvBuffers &mine);
+
+// Runs `spec` — and the vendor's MPI_Alltoallv — on a workload over `comm` and compares both with
+// the reference; true on every rank iff everything matched. `stats`: what the tucoll call did.
+bool alltoallv_matches(const std::string &spec, MPI_Comm comm, const std::string &dist, const std::string &type,
+                       bench::Layout layout, int64_t max_block, uint64_t seed = 7, tucoll_stats_t *stats = nullptr);
 
 // Spec strings covering every algorithm of `registry` at `scope`: each with defaults, and each
 // parameter in turn at its edges and a few values between (others at their defaults). Values
@@ -100,7 +102,7 @@ inline std::vector<std::string> test_distributions() {
 
 inline std::vector<std::string> test_types() {
     if (quick_matrix()) return {"char", "vector", "int-vector"};
-    return {"char", "int", "double", "vector", "char4-char", "int-vector", "char4-int"};
+    return bench::type_pair_names();
 }
 
 // A gtest-safe name for a spec or distribution ("scattered:block_count=3" -> "scattered_block_count_3").

@@ -22,6 +22,7 @@ Algorithm linear_algorithm() {
     a.summary = "Open MPI basic linear: all Irecv then all Isend in ascending rank order, one Waitall";
     a.constraints = "none";
     a.at_once = "P-1";
+    a.skips_empty_blocks = true;
     a.run = run;
     return a;
 }

@@ -17,6 +17,7 @@ Algorithm pairwise_algorithm() {
     a.name = "pairwise";
     a.summary = "Open MPI pairwise: P-1 steps, send to rank+s and receive from rank-s, one step at a time";
     a.constraints = "none";
+    a.skips_empty_blocks = true;
     a.run = run;
     return a;
 }

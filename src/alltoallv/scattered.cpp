@@ -22,6 +22,7 @@ Algorithm scattered_algorithm() {
                  "rounds per batch; 0 (or >= P-1) posts all rounds at once; default as MPICH's throttle"}};
     a.constraints = "none";
     a.at_once = "param:block_count";
+    a.skips_empty_blocks = true;
     a.run = run;
     return a;
 }

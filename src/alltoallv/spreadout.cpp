@@ -18,6 +18,7 @@ Algorithm spreadout_algorithm() {
     a.summary = "spread-out: round-robin by rank distance (send rank+i, receive rank-i), all posted at once";
     a.constraints = "none";
     a.at_once = "P-1";
+    a.skips_empty_blocks = true;
     a.run = run;
     return a;
 }

@@ -84,7 +84,8 @@ void Rounds::copy_slot_zero() {
     for (int g = 0; g < groups_; ++g) {
         int64_t bytes = 0;
         const char *src = layout_.source(0, g, &bytes);
-        local_copy(layout_.destination(0, g, bytes), src, bytes);
+        char *dst = layout_.destination(0, g, bytes);
+        if (dst != nullptr) local_copy(dst, src, bytes);  // nullptr: no room, an error recorded
         layout_.arrived(0, g, bytes);
     }
 }

@@ -31,6 +31,7 @@ Algorithm vendor_algorithm() {
     a.summary = "the MPI library's MPI_Alltoallv (via PMPI)";
     a.constraints = "none; rounds are reported as 0 because the vendor's schedule is not visible";
     a.at_once = "unknown";
+    a.skips_empty_blocks = true;
     a.run = run;
     a.typed = true;
     return a;

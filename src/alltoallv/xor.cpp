@@ -24,6 +24,7 @@ Algorithm xor_algorithm() {
     a.name = "xor";
     a.summary = "exclusive-or pairing: step s exchanges with rank XOR s (idle when that rank does not exist)";
     a.constraints = "none; non-powers of two idle on missing partners";
+    a.skips_empty_blocks = true;
     a.run = run;
     return a;
 }

@@ -36,6 +36,7 @@ nlohmann::ordered_json registry_as_json() {
                                   {"at_once", alg.at_once},
                                   {"meta", alg.meta},
                                   {"reduces_max_block", alg.reduces_max_block},
+                                  {"skips_empty_blocks", alg.skips_empty_blocks},
                                   {"params", params}});
         }
         collectives[reg->collective()] = {

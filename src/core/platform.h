@@ -71,6 +71,11 @@ class NonblockingBarrier {
     bool finished_ = false;
 };
 
+namespace detail {
+// Makes the next `count` calls of allocate() in this process fail (tests of out-of-memory paths).
+void fail_next_allocations(int count);
+}  // namespace detail
+
 // "mpi" or "smpi", for statistics and logs.
 const char *name();
 

@@ -71,6 +71,11 @@ struct AlgorithmInfo {
     // A meta-algorithm (`auto`) runs no schedule of its own: it picks another entry at run time.
     // Benchmarks compare it with the others; sweeps and tuning tables leave it out.
     bool meta = false;
+    // A zero-size block is not sent and not received (as the vendors' alltoallv do): a receiver
+    // that expects data where the sender has none waits for it, as it would in MPI_Alltoallv.
+    // TUCOLL_CHECK=global catches that before any data moves. Algorithms without the flag post
+    // every message of their schedule, so any disagreement of counts ends in an error instead.
+    bool skips_empty_blocks = false;
     // It reduces the largest block itself (TuNA's M). Under `auto` it takes the result of auto's
     // own allreduce instead, so choosing it adds no reduction; tuning tables charge the others.
     bool reduces_max_block = false;

@@ -38,8 +38,14 @@ void charge_copy(int64_t bytes) {
 }
 
 std::atomic<uint64_t> allocated{0};
+std::atomic<int> failing{0};
+
+namespace detail {
+void fail_next_allocations(int count) { failing = count; }
+}  // namespace detail
 
 void *allocate(size_t bytes) {
+    if (failing > 0 && failing-- > 0) return nullptr;
     ++allocated;
     if (shared_buffers()) return SMPI_SHARED_MALLOC(bytes > 0 ? bytes : 1);
     return std::aligned_alloc(64, (bytes + 63) / 64 * 64);

@@ -1,0 +1,93 @@
+#include "test_util.h"
+
+#include <map>
+
+#include "tucoll.h"
+
+namespace tucoll::test {
+
+bool setup_agreed(const std::string &err, MPI_Comm comm) {
+    int rank = 0, p = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    int mine = err.empty() ? p : rank, first = p;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == p) return true;
+    int length = first == rank ? static_cast<int>(err.size()) : 0;
+    MPI_Bcast(&length, 1, MPI_INT, first, comm);
+    std::string reason = first == rank ? err : std::string(static_cast<size_t>(length), '\0');
+    MPI_Bcast(reason.data(), length, MPI_CHAR, first, comm);
+    const bool also_here = !err.empty() && first != rank;
+    ADD_FAILURE() << "set-up failed on rank " << first << ": " << reason
+                  << (also_here ? "; on rank " + std::to_string(rank) + ": " + err : std::string());
+    return false;
+}
+
+MPI_Comm comm_with_ppn(int q) {
+    static std::map<int, MPI_Comm> comms;
+    auto it = comms.find(q);
+    if (it != comms.end()) return it->second;
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    if (q > 0) {
+        EXPECT_EQ(tucoll_comm_set_ppn(c, q), MPI_SUCCESS);
+    }
+    return comms[q] = c;
+}
+
+bench::Bytes reference_alltoallv(const bench::Workload &w, const bench::TypePair &t, int me, bench::Layout layout,
+                                 const bench::AlltoallvBuffers &mine) {
+    bench::Bytes expected(mine.recv.size(), 0xA5);
+    std::vector<char> packed;
+    for (int j = 0; j < w.nprocs(); ++j) {
+        bench::AlltoallvBuffers theirs;
+        EXPECT_EQ(bench::build_alltoallv(w, t, j, layout, &theirs), "");
+        int bytes = 0;
+        MPI_Pack_size(theirs.sendcounts[me], t.send, MPI_COMM_SELF, &bytes);
+        packed.resize(static_cast<size_t>(bytes) + 1);
+        int position = 0;
+        MPI_Pack(theirs.send.data() + static_cast<int64_t>(theirs.sdispls[me]) * t.send_extent, theirs.sendcounts[me],
+                 t.send, packed.data(), bytes, &position, MPI_COMM_SELF);
+        const int filled = position;
+        position = 0;
+        MPI_Unpack(packed.data(), filled, &position,
+                   expected.data() + static_cast<int64_t>(mine.rdispls[j]) * t.recv_extent, mine.recvcounts[j],
+                   t.recv, MPI_COMM_SELF);
+    }
+    return expected;
+}
+
+bool alltoallv_matches(const std::string &spec, MPI_Comm comm, const std::string &dist, const std::string &type,
+                       bench::Layout layout, int64_t max_block, uint64_t seed, tucoll_stats_t *stats) {
+    int rank = 0, p = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    bench::Workload w;
+    bench::TypePair t;
+    bench::AlltoallvBuffers b;
+    std::string err = bench::Workload::create(dist, max_block, p, seed, &w);
+    if (err.empty()) err = bench::TypePair::create(type, &t);
+    if (err.empty()) err = bench::build_alltoallv(w, t, rank, layout, &b);
+    if (!setup_agreed(err, comm)) return false;
+    const bench::Bytes expected = reference_alltoallv(w, t, rank, layout, b);
+
+    // The vendor on the same input: the harness and the MPI agree with the reference.
+    b.fill_recv_sentinel();
+    const int vendor_rc = MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send, b.recv.data(),
+                                        b.recvcounts.data(), b.rdispls.data(), t.recv, comm);
+    const int64_t vendor_diff = bench::first_difference(b.recv, expected);
+    EXPECT_EQ(vendor_diff, -1) << "the vendor's MPI_Alltoallv differs from the reference on rank " << rank
+                               << " at byte " << vendor_diff << " (" << dist << ", " << type << ")";
+
+    b.fill_recv_sentinel();
+    const int rc = tucoll_alltoallv_with(spec.c_str(), b.send.data(), b.sendcounts.data(), b.sdispls.data(), t.send,
+                                         b.recv.data(), b.recvcounts.data(), b.rdispls.data(), t.recv, comm);
+    EXPECT_EQ(rc, MPI_SUCCESS) << spec << ": " << tucoll_error_string(rc);
+    const int64_t diff = bench::first_difference(b.recv, expected);
+    EXPECT_EQ(diff, -1) << spec << " (" << dist << ", " << type << ") on rank " << rank << ": first difference at byte "
+                        << diff;
+    if (stats != nullptr) tucoll_get_stats(comm, stats);
+    return all_ranks(vendor_rc == MPI_SUCCESS && vendor_diff < 0 && rc == MPI_SUCCESS && diff < 0, comm);
+}
+
+}  // namespace tucoll::test
