@@ -22,9 +22,12 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
 
 }  // namespace
 
+// The thread level a test program asks for; a program that needs another defines this function.
+__attribute__((weak)) int tucoll_test_thread_level() { return MPI_THREAD_SINGLE; }
+
 int main(int argc, char **argv) {
     int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    MPI_Init_thread(&argc, &argv, tucoll_test_thread_level(), &provided);
     ::testing::InitGoogleTest(&argc, argv);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -5,6 +5,7 @@
 
 #include "allgather/allgather.h"
 #include "allgather_exchange.h"
+#include "core/p2p.h"
 #include "test_util.h"
 #include "tucoll.h"
 #include "typed_buffers.h"
@@ -265,6 +266,43 @@ TEST(AllgatherSelection, EnvironmentVariablesChooseTheDefault) {
     EXPECT_STREQ(s.algorithm, "ring");
     unsetenv("TUCOLL_ALLGATHER");
     unsetenv("TUCOLL_ALLGATHERV");
+}
+
+// Blocks above the large-message limit travel as one element of a byte datatype; lowering the
+// limit takes that path with small blocks.
+TEST(AllgatherLarge, MessagesAboveTheIntLimitPath) {
+    detail::set_large_message_limit(1000);
+    std::vector<int64_t> blocks;
+    TUCOLL_ASSERT_SETUP(bench::allgatherv_block_sizes("uniform", 4000, world_size(), 5, &blocks));
+    for (const auto &alg : allgather::allgather_registry()) {
+        EXPECT_TRUE(matches(false, alg.name, std::vector<int64_t>(world_size(), 3000), "char", false)) << alg.name;
+    }
+    for (const auto &alg : allgather::allgatherv_registry()) {
+        EXPECT_TRUE(matches(true, alg.name, blocks, "double", false)) << alg.name;
+    }
+    detail::set_large_message_limit(0);
+}
+
+// Element offsets beyond INT_MAX: 2^30 elements of a zero-size type per rank put rank j's block
+// at element j * 2^30 (64-bit arithmetic: nothing in memory, nothing to overflow into).
+TEST(AllgatherLarge, ElementOffsetsBeyondIntMax) {
+    const int p = world_size();
+    MPI_Datatype empty;
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    const int count = 1 << 30;
+    char send = 0, recv = 0;
+    std::vector<int> counts(p, count), displs(p, 0);  // zero-size blocks overlap nothing
+    for (const auto &alg : allgather::allgather_registry()) {
+        const int rc = tucoll_allgather_with(alg.name.c_str(), &send, count, empty, &recv, count, empty, MPI_COMM_WORLD);
+        EXPECT_EQ(rc, MPI_SUCCESS) << alg.name << ": " << tucoll_error_string(rc);
+    }
+    for (const auto &alg : allgather::allgatherv_registry()) {
+        const int rc = tucoll_allgatherv_with(alg.name.c_str(), &send, count, empty, &recv, counts.data(), displs.data(),
+                                              empty, MPI_COMM_WORLD);
+        EXPECT_EQ(rc, MPI_SUCCESS) << alg.name << ": " << tucoll_error_string(rc);
+    }
+    MPI_Type_free(&empty);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <numeric>
 
+#include "allgather/allgather.h"
 #include "alltoallv/alltoallv.h"
 #include "test_util.h"
 #include "tucoll.h"
@@ -174,6 +175,34 @@ TEST(BadSpec, EnvironmentVariableIsCheckedToo) {
         << tucoll_error_string(rc);
 }
 
+// A spec set once for a whole job (the environment) must run on every communicator the program
+// makes: radix 3 does not exist on 2 ranks, so there it runs radix 2. A spec passed to _with
+// stays strict.
+TEST(JobWideSpec, OutOfRangeForThisCommunicatorIsClamped) {
+    const int me = world_rank();
+    MPI_Comm pair;
+    MPI_Comm_split(MPI_COMM_WORLD, me / 2, me, &pair);
+    int p = 1;
+    MPI_Comm_size(pair, &p);
+    std::vector<int> counts(p, 3), displs(p), send(3 * p, me), recv(3 * p, -7);
+    for (int j = 0; j < p; ++j) displs[j] = 3 * j;
+    auto call = [&](const char *spec) {
+        return tucoll_alltoallv_with(spec, send.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
+                                     counts.data(), displs.data(), MPI_INT, pair);
+    };
+    setenv("TUCOLL_ALLTOALLV", "tuna:radix=3", 1);
+    const int rc = call(nullptr);
+    unsetenv("TUCOLL_ALLTOALLV");
+    EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
+    tucoll_stats_t s;
+    ASSERT_EQ(tucoll_get_stats(pair, &s), MPI_SUCCESS);
+    EXPECT_STREQ(s.algorithm, "tuna:radix=2");
+    const int strict = call("tuna:radix=3");
+    EXPECT_EQ(strict, MPI_ERR_ARG);
+    EXPECT_NE(std::string(tucoll_error_string(strict)).find("radix=3 is out of range"), std::string::npos);
+    MPI_Comm_free(&pair);
+}
+
 TEST(BadInputOnSomeRanks, GlobalCheckingReportsItEverywhere) {
     if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
     Args a;
@@ -190,6 +219,24 @@ TEST(BadInputOnSomeRanks, GlobalCheckingReportsItEverywhere) {
     }
     EXPECT_TRUE(a.recv_untouched());
     EXPECT_TRUE(all_ranks(rc == MPI_ERR_COUNT));
+}
+
+// Overlapping receive blocks are erroneous; a forwarding allgatherv would leave different
+// contents on different ranks. Every rank passes the same arguments and gets MPI_ERR_ARG.
+TEST(BadInput, OverlappingAllgathervBlocks) {
+    const int p = world_size(), me = world_rank();
+    if (p < 2) GTEST_SKIP() << "needs two blocks";
+    std::vector<int> counts(p, 3), displs(p), recv(3 * p, -7), send(3, me);
+    for (int j = 0; j < p; ++j) displs[j] = 3 * j;
+    displs[p - 1] -= 1;  // the last block starts inside the one before
+    for (size_t i = 0; i < allgather::allgatherv_registry().size(); ++i) {
+        const std::string spec = allgather::allgatherv_registry()[i].name;
+        const int rc = tucoll_allgatherv_with(spec.c_str(), send.data(), 3, MPI_INT, recv.data(), counts.data(),
+                                              displs.data(), MPI_INT, MPI_COMM_WORLD);
+        EXPECT_EQ(rc, MPI_ERR_ARG) << spec;
+        EXPECT_NE(std::string(tucoll_error_string(rc)).find("overlap"), std::string::npos) << tucoll_error_string(rc);
+        EXPECT_TRUE(std::all_of(recv.begin(), recv.end(), [](int v) { return v == -7; })) << spec;
+    }
 }
 
 TEST(BadInput, Intercommunicator) {

@@ -1,15 +1,16 @@
 // The sparse dynamic data exchanges against a dense reference (MPI_Alltoall of per-pair counts
 // and sizes + MPI_Alltoallv): every algorithm, regions of 1, 2 and 4 ranks, every matrix in
 // data/matrices and random patterns with the corner cases of seed 004's problem.
-#include <gtest/gtest.h>
-
 #include <dirent.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <numeric>
 
+#include "core/p2p.h"
 #include "crs_exchange.h"
 #include "sparse/sparse.h"
 #include "test_util.h"
@@ -312,6 +313,107 @@ TEST(SparseBadInput, ErrorsAreReported) {
     }
     EXPECT_EQ(src, nullptr);
     EXPECT_EQ(vals, nullptr);
+}
+
+// Messages above the large-message limit are received (after a probe) as one element of a byte
+// datatype; lowering the limit takes that path with small messages.
+TEST(SparseLarge, MessagesAboveTheIntLimitPath) {
+    const int p = world_size(), me = world_rank();
+    TypePair t;
+    TUCOLL_ASSERT_SETUP(TypePair::create("double", &t));
+    detail::set_large_message_limit(100);
+    for (bool variable : {false, true}) {
+        CrsInput in;
+        TUCOLL_ASSERT_SETUP(bench::build_crs("random:3", variable, 400, t, 9, me, p, &in));
+        const auto &registry = variable ? sparse::alltoallv_crs_registry() : sparse::alltoall_crs_registry();
+        for (const std::string &spec : names(registry)) {
+            EXPECT_TRUE(matches_reference(spec, variable, in, t, comm_with_ppn(2))) << spec;
+        }
+    }
+    detail::set_large_message_limit(0);
+}
+
+// Element offsets beyond INT_MAX: 2^30 elements of a zero-size type per message to every rank
+// puts message i at element i * 2^30 (64-bit arithmetic, nothing in memory).
+TEST(SparseLarge, ElementOffsetsBeyondIntMax) {
+    const int p = world_size();
+    MPI_Datatype empty;
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    std::vector<int> dest(p);
+    std::iota(dest.begin(), dest.end(), 0);
+    const int count = 1 << 30;
+    char dummy = 0;
+    for (const std::string &spec : names(sparse::alltoall_crs_registry())) {
+        int nnz = -1, *src = nullptr;
+        void *vals = nullptr;
+        const int rc = tucoll_alltoall_crs_with(spec.c_str(), p, dest.data(), count, empty, &dummy, &nnz, &src, count,
+                                                empty, &vals, MPI_COMM_WORLD);
+        EXPECT_EQ(rc, MPI_SUCCESS) << spec << ": " << tucoll_error_string(rc);
+        EXPECT_EQ(nnz, p) << spec;
+        for (int i = 0; rc == MPI_SUCCESS && i < nnz; ++i) EXPECT_EQ(src[i], i) << spec;
+        tucoll_free(src);
+        tucoll_free(vals);
+    }
+    MPI_Type_free(&empty);
+}
+
+// More elements arrive than recv_size and rdispls (ints) can describe: MPI_ERR_COUNT on every
+// rank that receives them, nothing handed out. (The int limit is lowered to 100 elements.)
+TEST(SparseLarge, ResultsBeyondAnIntAreAnError) {
+    const int p = world_size();
+    if (p < 4) GTEST_SKIP() << "needs 4 messages of 30 elements to pass 100";
+    std::vector<int> dest(p), counts(p, 30), displs(p, 0), values(30, 1);
+    std::iota(dest.begin(), dest.end(), 0);
+    detail::set_count_limit(100);
+    for (const std::string &spec : names(sparse::alltoallv_crs_registry())) {
+        Outputs o;
+        const int rc = tucoll_alltoallv_crs_with(spec.c_str(), p, 30, dest.data(), counts.data(), displs.data(), MPI_INT,
+                                                 values.data(), &o.nnz, &o.size, &o.src, &o.counts, &o.displs, MPI_INT,
+                                                 &o.vals, MPI_COMM_WORLD);
+        EXPECT_EQ(rc, MPI_ERR_COUNT) << spec;
+        EXPECT_NE(std::string(tucoll_error_string(rc)).find("more than recv_size and rdispls (int) can describe"),
+                  std::string::npos)
+            << tucoll_error_string(rc);
+        EXPECT_EQ(o.src, nullptr) << spec;
+    }
+    detail::set_count_limit(0);
+}
+
+// NBX with one rank that arrives late: the others' barrier cannot complete before its sends are
+// matched, so nobody leaves early and every message arrives.
+TEST(SparseTiming, NbxWithASlowRank) {
+    const int p = world_size(), me = world_rank();
+    TypePair t;
+    TUCOLL_ASSERT_SETUP(TypePair::create("int", &t));
+    CrsInput in;
+    TUCOLL_ASSERT_SETUP(bench::build_crs("random:3", true, 16, t, 21, me, p, &in));
+    for (const char *spec : {"nbx", "nbx_loc"}) {
+        if (me == p - 1) usleep(200 * 1000);  // 0.2 s late
+        EXPECT_TRUE(matches_reference(spec, true, in, t, comm_with_ppn(2))) << spec;
+    }
+}
+
+// rma needs one message size everywhere: a rank that sends other sizes gets MPI_ERR_ARG, and so
+// does every other rank (the sizes are agreed before any window or fence), never a hang or a put
+// outside a window.
+TEST(SparseRma, DifferentSendCountsAreAnErrorEverywhere) {
+    const int p = world_size(), me = world_rank();
+    if (p < 2 || names(sparse::alltoall_crs_registry()).size() < sparse::alltoall_crs_registry().size()) {
+        GTEST_SKIP() << "needs two ranks and rma";
+    }
+    std::vector<int> dest = {(me + 1) % p}, values(8, me);
+    const int count = me == 0 ? 8 : 4;  // rank 0 sends more than the others expect
+    int nnz = -1, *src = nullptr;
+    void *vals = nullptr;
+    const int rc = tucoll_alltoall_crs_with("rma", 1, dest.data(), count, MPI_INT, values.data(), &nnz, &src, count,
+                                            MPI_INT, &vals, MPI_COMM_WORLD);
+    EXPECT_EQ(rc, MPI_ERR_ARG);
+    EXPECT_NE(std::string(tucoll_error_string(rc)).find("rma needs one size everywhere"), std::string::npos)
+        << tucoll_error_string(rc);
+    EXPECT_TRUE(all_ranks(rc == MPI_ERR_ARG));
+    tucoll_free(src);
+    tucoll_free(vals);
 }
 
 }  // namespace

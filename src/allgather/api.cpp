@@ -106,13 +106,15 @@ struct Allgather {
         if (a.vector) {
             TUCOLL_TRY(check_counts(fn, "recvcounts", a.recvcounts, p));
             TUCOLL_TRY(check_displs(fn, "displs", a.rdispls));
-            // Overlapping blocks are erroneous, and a forwarding algorithm would spread whichever
-            // copy won on each rank: different contents everywhere, with no error.
-            TUCOLL_TRY(check_disjoint(fn, "recvbuf", a.recvcounts, a.rdispls, p, ctx.workspace<ByteView>().order));
         } else if (*a.recvcounts < 0) {
             return failf(MPI_ERR_COUNT, "%s: recvcount = %d is negative", fn, *a.recvcounts);
         }
         TUCOLL_TRY(prefix_error(TypeInfo::query(a.recvtype, &prep->recv_type), {fn, ": recvtype: "}));
+        if (a.vector && prep->recv_type.size > 0) {
+            // Overlapping blocks are erroneous, and a forwarding algorithm would spread whichever
+            // copy won on each rank: different contents everywhere, with no error.
+            TUCOLL_TRY(check_disjoint(fn, "recvbuf", a.recvcounts, a.rdispls, p, ctx.workspace<ByteView>().order));
+        }
         const int64_t recv_total = a.vector ? total_bytes(a.recvcounts, p, prep->recv_type.size)
                                             : static_cast<int64_t>(*a.recvcounts) * p * prep->recv_type.size;
         TUCOLL_TRY(check_buffer(fn, "recvbuf", a.recvbuf, recv_total, prep->recv_type));

@@ -140,6 +140,10 @@ namespace detail {
 // Lowered by tests to exercise that path with small buffers.
 void set_large_message_limit(int64_t bytes);
 int64_t large_message_limit();
+// The largest element count or displacement the C interface can hand back in an int (INT_MAX);
+// lowered by tests to exercise MPI_ERR_COUNT with small buffers.
+void set_count_limit(int64_t count);
+int64_t count_limit();
 }  // namespace detail
 
 }  // namespace tucoll

@@ -9,6 +9,7 @@
 #include "core/datatype.h"
 #include "core/driver.h"
 #include "core/errors.h"
+#include "core/p2p.h"
 #include "core/validate.h"
 #include "sparse/sparse.h"
 #include "tucoll.h"
@@ -166,7 +167,7 @@ int deliver(Context &ctx, const Args &a, const TypeInfo &rt, Inbox &inbox) {
         elements += count;
     }
     // alltoallv_crs hands back counts, displacements and their total as ints.
-    if (a.variable && elements > INT_MAX) {
+    if (a.variable && elements > detail::count_limit()) {
         return failf(MPI_ERR_COUNT, "%s: %lld elements arrived, more than recv_size and rdispls (int) can describe",
                      a.fn, static_cast<long long>(elements));
     }

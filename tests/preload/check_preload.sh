@@ -25,9 +25,11 @@ run plain "$program"
 run preload "$program" LD_PRELOAD="$lib" TUCOLL_VERBOSE=1
 run disabled "$program" LD_PRELOAD="$lib" TUCOLL_VERBOSE=1 TUCOLL_DISABLE=1
 run linked "$linked" TUCOLL_VERBOSE=1
+# A job-wide spec that does not fit the program's 2-rank communicators: adjusted there, not fatal.
+run clamped "$program" LD_PRELOAD="$lib" TUCOLL_VERBOSE=1 TUCOLL_ALLTOALLV=tuna:radix=3
 
 grep -q ": ok" "$tmp/plain.out" || { echo "FAIL: the program printed no checks"; exit 1; }
-for name in preload disabled linked; do
+for name in preload disabled linked clamped; do
     if ! diff -u "$tmp/plain.out" "$tmp/$name.out"; then echo "FAIL: $name output differs from plain MPI"; exit 1; fi
 done
 for name in preload linked; do
@@ -39,6 +41,10 @@ for name in preload linked; do
     dups=$(grep '^\[tucoll\]' "$tmp/$name.err" | sort | uniq -d | wc -l)
     [ "$dups" -eq 0 ] || { echo "FAIL: $name: repeated log lines"; cat "$tmp/$name.err"; exit 1; }
 done
+clamp_notes=$(grep -c "TUCOLL_ALLTOALLV=tuna:radix=3: radix=3 is out of range" "$tmp/clamped.err" || true)
+# Said once per communicator where it does not fit: the two halves (1 or 2 ranks), not the world.
+[ "$clamp_notes" -eq 2 ] ||
+    { echo "FAIL: TUCOLL_ALLTOALLV=tuna:radix=3: expected a note per half, got $clamp_notes"; cat "$tmp/clamped.err"; exit 1; }
 if grep -q "^\[tucoll\] MPI_" "$tmp/disabled.err"; then echo "FAIL: TUCOLL_DISABLE=1 still routed calls"; exit 1; fi
 grep -q "TUCOLL_DISABLE is set" "$tmp/disabled.err" || { echo "FAIL: TUCOLL_DISABLE=1 was not announced"; exit 1; }
 echo "preload: same results as plain MPI at P=$np; tucoll took MPI_Alltoallv, MPI_Allgather, MPI_Allgatherv"
