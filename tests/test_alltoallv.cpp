@@ -138,6 +138,37 @@ TEST_P(AlltoallvPerAlgorithm, AbsoluteAddressesFromMpiBottom) {
     MPI_Type_free(&absolute);
 }
 
+// A send type of negative extent (element i lies 4 i bytes before the buffer pointer) and a
+// receive type whose lower bound is moved to -8: both follow their type maps, packed or in place.
+TEST_P(AlltoallvPerAlgorithm, NegativeExtentAndMovedLowerBound) {
+    const int p = world_size(), me = world_rank();
+    MPI_Datatype backwards, shifted;
+    ASSERT_EQ(MPI_Type_create_resized(MPI_INT, 0, -static_cast<MPI_Aint>(sizeof(int)), &backwards), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Type_create_resized(MPI_INT, -8, sizeof(int), &shifted), MPI_SUCCESS);
+    MPI_Type_commit(&backwards);
+    MPI_Type_commit(&shifted);
+    std::vector<int> store(2 * p + 1), counts(p, 2), displs(p);
+    for (int k = 0; k <= 2 * p; ++k) store[k] = me * 1000 + k;
+    for (int j = 0; j < p; ++j) displs[j] = 2 * j;
+    const int *send = store.data() + 2 * p;  // element i is store[2p - i]
+    std::vector<int> expected(2 * p + 1, -1), got(2 * p + 1, -1);
+    for (int j = 0; j < p; ++j) {
+        expected[2 * j] = j * 1000 + 2 * p - 2 * me;
+        expected[2 * j + 1] = j * 1000 + 2 * p - 2 * me - 1;
+    }
+    std::vector<int> vendor(2 * p + 1, -1);
+    EXPECT_EQ(MPI_Alltoallv(send, counts.data(), displs.data(), backwards, vendor.data(), counts.data(), displs.data(),
+                            shifted, MPI_COMM_WORLD),
+              MPI_SUCCESS);
+    EXPECT_EQ(vendor, expected) << "the vendor";
+    const int rc = tucoll_alltoallv_with(GetParam().c_str(), send, counts.data(), displs.data(), backwards, got.data(),
+                                         counts.data(), displs.data(), shifted, MPI_COMM_WORLD);
+    EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
+    EXPECT_TRUE(all_ranks(rc == MPI_SUCCESS && got == expected));
+    MPI_Type_free(&backwards);
+    MPI_Type_free(&shifted);
+}
+
 INSTANTIATE_TEST_SUITE_P(Registry, AlltoallvPerAlgorithm, ::testing::ValuesIn(algorithm_names()),
                          [](const auto &info) { return sanitize(info.param); });
 
