@@ -92,9 +92,12 @@ sim-build: deps sim-deps
 	  -DCMAKE_C_COMPILER=smpicc -DCMAKE_CXX_COMPILER=smpicxx $(CMAKE_ARGS)
 	cmake --build build-sim -j $(JOBS) --target tucoll-bench transitive_closure
 
+# Every test program, built with ASan + UBSan (Debug: internal checks on), on the quick matrix:
+# instrumented and oversubscribed, the full one takes hours here; TUCOLL_TEST_MATRIX=full for it.
 sanitize: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTUCOLL_SANITIZE=ON $$(scripts/deps.sh cmake-args $(MPI))
 	cmake --build build-asan -j $(JOBS)
+	TUCOLL_TEST_MATRIX=$${TUCOLL_TEST_MATRIX:-quick} \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) -LE "install|preload" $(CTEST_ARGS)
 

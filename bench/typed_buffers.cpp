@@ -133,8 +133,17 @@ std::string TypePair::create(const std::string &name, TypePair *out) {
 
 void AlltoallvBuffers::fill_recv_sentinel() { std::fill(recv.begin(), recv.end(), 0xA5); }
 
+unsigned char alltoallv_send_byte(int rank, size_t k) {
+    const uint64_t stream = mix(static_cast<uint64_t>(rank) + 1);
+    return static_cast<unsigned char>(mix(stream ^ (k & ~size_t{7})) >> (8 * (k & 7)));
+}
+
+unsigned char allgather_send_byte(int rank, size_t k) {
+    return static_cast<unsigned char>(mix(mix(static_cast<uint64_t>(rank) + 77) ^ k));
+}
+
 std::string build_alltoallv(const Workload &workload, const TypePair &types, int rank, Layout layout,
-                            AlltoallvBuffers *out) {
+                            AlltoallvBuffers *out, bool with_data) {
     const int p = workload.nprocs();
     std::vector<int64_t> scount(p), rcount(p);
     for (int j = 0; j < p; ++j) {
@@ -147,14 +156,11 @@ std::string build_alltoallv(const Workload &workload, const TypePair &types, int
     out->recvcounts.assign(rcount.begin(), rcount.end());
     out->sdispls = std::move(s.displs);
     out->rdispls = std::move(r.displs);
+    if (!with_data) return "";
     // One spare element of slack keeps pointers valid when a buffer holds no data.
     out->send.resize(static_cast<size_t>((s.elements + 1) * types.send_extent));
     out->recv.resize(static_cast<size_t>((r.elements + 1) * types.recv_extent));
-    const uint64_t stream = mix(static_cast<uint64_t>(rank) + 1);
-    for (size_t k = 0; k < out->send.size(); k += 8) {
-        uint64_t v = mix(stream ^ k);
-        for (size_t b = 0; b < 8 && k + b < out->send.size(); ++b) out->send[k + b] = static_cast<unsigned char>(v >> (8 * b));
-    }
+    for (size_t k = 0; k < out->send.size(); ++k) out->send[k] = alltoallv_send_byte(rank, k);
     out->fill_recv_sentinel();
     return "";
 }
@@ -171,14 +177,13 @@ std::string build_allgather(const std::vector<int64_t> &block_bytes, const TypeP
     out->recvcounts.assign(counts.begin(), counts.end());
     out->displs = std::move(r.displs);
     out->send.resize(static_cast<size_t>((sendcount + 1) * types.send_extent));
-    const uint64_t stream = mix(static_cast<uint64_t>(rank) + 77);
-    for (size_t k = 0; k < out->send.size(); ++k) out->send[k] = static_cast<unsigned char>(mix(stream ^ k));
+    for (size_t k = 0; k < out->send.size(); ++k) out->send[k] = allgather_send_byte(rank, k);
     out->initial_recv.assign(static_cast<size_t>((r.elements + 1) * types.recv_extent), 0xA5);
     if (in_place) {
         // The own block's elements, as the receive type lays them out, carry the pattern.
         const size_t first = static_cast<size_t>(out->displs[rank]) * types.recv_extent;
         const size_t span = static_cast<size_t>(counts[rank]) * types.recv_extent;
-        for (size_t k = 0; k < span; ++k) out->initial_recv[first + k] = static_cast<unsigned char>(mix(stream ^ k));
+        for (size_t k = 0; k < span; ++k) out->initial_recv[first + k] = allgather_send_byte(rank, k);
     }
     out->recv = out->initial_recv;
     return "";

@@ -57,10 +57,17 @@ struct AlltoallvBuffers {
     void fill_recv_sentinel();  // 0xA5 everywhere, gaps included
 };
 
-// Element counts, displacements and contents of rank `rank` for `workload` with `types`.
-// Returns an empty string, or why the workload does not fit (counts above INT_MAX).
+// Element counts, displacements and contents of rank `rank` for `workload` with `types`
+// (without `with_data`: counts and displacements only). Returns an empty string, or why the
+// workload does not fit (counts above INT_MAX).
 std::string build_alltoallv(const Workload &workload, const TypePair &types, int rank, Layout layout,
-                            AlltoallvBuffers *out);
+                            AlltoallvBuffers *out, bool with_data = true);
+
+// Byte k of a rank's send buffer as build_alltoallv / build_allgather fill it (and, for an
+// allgather in place, byte k of its own block in the receive buffer): references regenerate one
+// sender's block from these without building its whole buffer.
+unsigned char alltoallv_send_byte(int rank, size_t k);
+unsigned char allgather_send_byte(int rank, size_t k);
 
 struct AllgatherBuffers {
     int sendcount = 0;

@@ -128,6 +128,29 @@ typedef struct tucoll_stats {
 TUCOLL_API int tucoll_get_stats(MPI_Comm comm, tucoll_stats_t *stats);
 
 /* ---- Registry introspection ------------------------------------------------------------------ */
+/* These need no MPI_Init: tools (tucoll sweep, sim, tune) ask the library through them. */
+
+/* What a spec means on a communicator of `nprocs` ranks with `ppn` per node (0: one node). */
+typedef struct tucoll_spec_properties {
+    char canonical[128];      /* the spec with every parameter resolved, as statistics report it    */
+    int64_t concurrent_flows; /* point-to-point flows the whole job has in flight at once at most;
+                                 -1 when not known (the vendor's, dynamic exchanges)                */
+    int uses_max_block;       /* it reduces M, the largest block, itself there (TuNA's T): under auto
+                                 it takes auto's reduction instead                                  */
+    int meta;                 /* it chooses another algorithm at run time (auto)                     */
+    int reserved[8];
+} tucoll_spec_properties_t;
+
+/* Fills *out for `spec` of `collective`; MPI_ERR_ARG with a message (tucoll_error_string) when the
+ * spec is not valid there — unknown name or parameter, a value out of its range at this P and Q. */
+TUCOLL_API int tucoll_spec_properties(const char *collective, const char *spec, int nprocs, int ppn,
+                                      tucoll_spec_properties_t *out);
+
+/* The range of a parameter at P = nprocs, Q = ppn: *min, *max (-1: unbounded) and *span, the
+ * largest value that behaves differently from all larger ones (a batch of more messages than
+ * there are is all of them). MPI_ERR_ARG for an unknown collective, algorithm or parameter. */
+TUCOLL_API int tucoll_param_range(const char *collective, const char *algorithm, const char *param, int nprocs,
+                                  int ppn, long *min, long *max, long *span);
 
 /* Number of algorithms registered for a collective ("alltoallv"), or -1 if unknown. */
 TUCOLL_API int tucoll_num_algorithms(const char *collective);

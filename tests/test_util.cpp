@@ -39,15 +39,20 @@ bench::Bytes reference_alltoallv(const bench::Workload &w, const bench::TypePair
                                  const bench::AlltoallvBuffers &mine) {
     bench::Bytes expected(mine.recv.size(), 0xA5);
     std::vector<char> packed;
+    bench::Bytes block;
     for (int j = 0; j < w.nprocs(); ++j) {
+        // Sender j's layout, and the bytes of its block for `me` only.
         bench::AlltoallvBuffers theirs;
-        EXPECT_EQ(bench::build_alltoallv(w, t, j, layout, &theirs), "");
+        EXPECT_EQ(bench::build_alltoallv(w, t, j, layout, &theirs, /*with_data=*/false), "");
+        const int count = theirs.sendcounts[me];
+        const size_t first = static_cast<size_t>(theirs.sdispls[me]) * t.send_extent;
+        block.resize(static_cast<size_t>(count + 1) * t.send_extent);
+        for (size_t k = 0; k < block.size(); ++k) block[k] = bench::alltoallv_send_byte(j, first + k);
         int bytes = 0;
-        MPI_Pack_size(theirs.sendcounts[me], t.send, MPI_COMM_SELF, &bytes);
+        MPI_Pack_size(count, t.send, MPI_COMM_SELF, &bytes);
         packed.resize(static_cast<size_t>(bytes) + 1);
         int position = 0;
-        MPI_Pack(theirs.send.data() + static_cast<int64_t>(theirs.sdispls[me]) * t.send_extent, theirs.sendcounts[me],
-                 t.send, packed.data(), bytes, &position, MPI_COMM_SELF);
+        MPI_Pack(block.data(), count, t.send, packed.data(), bytes, &position, MPI_COMM_SELF);
         const int filled = position;
         position = 0;
         MPI_Unpack(packed.data(), filled, &position,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import io
-import json
 import subprocess
 from dataclasses import dataclass, field
 
 import pandas as pd
 
+from tucoll import native
 from tucoll.build import Build
 
 # Every collective's CSV starts with these columns (later ones may follow).
@@ -43,13 +43,10 @@ def run_bench(build: Build, run: BenchRun, timeout: float | None = None) -> pd.D
     return frame
 
 
-def registry(build: Build) -> dict:
-    """The library's registry (every collective, algorithm and parameter) as JSON."""
-    cmd = build.launch(1, "tucoll-bench", ["--list-json"])
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=build.environment(), check=False)
-    if proc.returncode != 0:
-        raise BenchError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
-    return json.loads(proc.stdout)
+def registry(build: Build | None = None) -> dict:
+    """The library's registry (every collective, algorithm and parameter) as JSON, from the library
+    itself (tucoll_registry_json through ctypes: no launcher, no MPI_Init)."""
+    return native.library(build.root if build is not None else None).registry()
 
 
 def spec(row: pd.Series) -> str:

@@ -187,7 +187,7 @@ def cmd_table(args: argparse.Namespace) -> int:
     console = make_console()
     data = tuning.load(args.datasets)
     features = args.features.split(",") if args.features else tuning.analyze(data).table_features
-    sharing = tuning.sharing_algorithms(registry(Build.find(args.build_dir)))
+    sharing = tuning.reduction_sharing(args.build_dir)
     fits = {}
     for source, part in data.groupby("source"):
         console.print(f"[bold]{source}[/bold]: fitting {len(part)} rows ({part['config'].nunique()} workloads)")
@@ -215,7 +215,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from tucoll import tuning
 
-    sharing = tuning.sharing_algorithms(registry(Build.find(args.build_dir)))
+    sharing = tuning.reduction_sharing(args.build_dir)
     report = write_report(args.datasets, Path(args.out), Path(args.table) if args.table else None, seed=args.seed,
                           sharing=sharing)
     print(f"{report}: written with its figures")

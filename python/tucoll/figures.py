@@ -10,6 +10,7 @@ serves the TuNA-vs-vendor figure).
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import time
 from collections.abc import Callable
@@ -407,11 +408,39 @@ def plot_sparse(data: pd.DataFrame, out: Path) -> str:
 
 # ------------------------------------------------------------------- auto against the best
 
-# The specs the shipped table chooses at P = 256 and 1024, plus the flat TuNA radices.
-AUTO_CANDIDATES = ("vendor", "bruck2", "pairwise", "scattered:block_count=8", "tuna:radix=2", "tuna:radix=4",
-                   "tuna:radix=16", "tuna:radix=32", "tuna_coalesced:radix=2,block_count=0",
-                   "tuna_coalesced:radix=2,block_count=1", "tuna_coalesced:radix=4,block_count=1",
-                   "tuna_coalesced:radix=16,block_count=1", "tuna_coalesced:radix=32,block_count=0")
+# Flows per rank above which a candidate is left out at P = 1024: all-at-once traffic there costs
+# tens of minutes per call to simulate.
+AUTO_FLOWS_PER_RANK = 8
+
+
+def table_specs(nprocs: int) -> list[str]:
+    """The specs the shipped tuning table can choose at P = nprocs, in the order it names them."""
+    table = json.loads((REPO_ROOT / "tuning" / "default.json").read_text())
+    specs: list[str] = []
+
+    def walk(rules: list[dict]) -> None:
+        for rule in rules:
+            if rule.get("spec"):
+                specs.append(rule["spec"])
+            walk(rule.get("rules") or [])
+
+    for entry in table["entries"]:
+        if entry["nprocs"] == nprocs:
+            walk(entry["rules"])
+    return list(dict.fromkeys(specs))
+
+
+def auto_candidates(nprocs: int, ppn: int) -> tuple[str, ...]:
+    """What auto is compared with: the vendor, two-phase Bruck, every spec the shipped table can
+    choose at this P, and the flat TuNA radices; without all-at-once traffic above P = 256."""
+    from tucoll import native
+
+    specs = ["vendor", "bruck2", *table_specs(nprocs), *(f"tuna:radix={r}" for r in (2, 4, 16, 32))]
+    lib = native.library()
+    if nprocs > 256:
+        specs = [s for s in specs
+                 if lib.spec_properties("alltoallv", s, nprocs, ppn).concurrent_flows <= AUTO_FLOWS_PER_RANK * nprocs]
+    return tuple(dict.fromkeys(specs))
 
 
 def table_tag() -> str:
@@ -426,7 +455,7 @@ def auto_cases(registry: dict) -> list[Case]:
     """auto and the candidates in one run per workload: the seed distributions and the recorded
     patterns (scaled) at P = 256, the seed distributions at P = 1024 (fewer: each vendor call there
     costs minutes to simulate)."""
-    tag, specs = table_tag(), ("auto",) + AUTO_CANDIDATES
+    tag, specs = table_tag(), ("auto",) + auto_candidates(256, 32)
     # 4 KiB blocks not for the FFT shapes: each such case costs 5-8 minutes of simulation here.
     cases = [Case("polaris-like", 256, "alltoallv", specs, ("--dist", dist),
                   ("16", "256") if dist.startswith("fft") else ("16", "256", "4K"), tag=tag, tagged=("auto",))
@@ -434,10 +463,7 @@ def auto_cases(registry: dict) -> list[Case]:
     pattern = PATTERN_DIR / "pattern_256.txt"  # blocks up to 7.5 MB: scaled to at most 750 B and 7.5 KiB
     cases += [Case("polaris-like", 256, "alltoallv", specs, ("--dist", f"file:{pattern}:scale={scale}"), (),
                    tag=tag, tagged=("auto",)) for scale in ("0.0001", "0.001")]
-    # At P = 1024 the specs of the sweep behind the table there (vendor, bruck2, tuna,
-    # tuna_coalesced) without the all-at-once inter-node phase (block_count=0: 31 744 flows at
-    # once, tens of minutes per call to simulate).
-    specs = tuple(s for s in specs if "block_count=0" not in s and not s.startswith(("pairwise", "scattered")))
+    specs = ("auto",) + auto_candidates(1024, 32)
     cases += [Case("polaris-like", 1024, "alltoallv", specs, ("--dist", dist), (size,), tag=tag, tagged=("auto",))
               for dist, size in (("uniform", "16"), ("powerlaw", "256"), ("normal", "1K"))]
     return cases

@@ -14,6 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tucoll import native
 from tucoll.build import REPO_ROOT, Build
 
 PLATFORM_DIR = REPO_ROOT / "sim" / "platforms"
@@ -64,32 +65,15 @@ def hostfile_lines(platform: Platform, nprocs: int, ppn: int, mapping: str) -> l
     return [platform.hosts[r % nodes] for r in range(nprocs)]
 
 
-def concurrent_flows(registry: dict, collective: str, spec: str, nprocs: int, ppn: int | None = None) -> int:
-    """Flows in flight at once across the job for one algorithm, from the registry's at_once
-    (ranks per node `ppn` for the node-bounded ones; default: one node per rank, the most)."""
-    name, _, params = spec.partition(":")
-    values = dict(kv.split("=", 1) for kv in params.split(",") if "=" in kv)
-    algs = {a["name"]: a for a in registry["collectives"].get(collective, {}).get("algorithms", [])}
-    alg = algs.get(name)
-    if alg is None:
+def concurrent_flows(collective: str, spec: str, nprocs: int, ppn: int | None = None) -> int:
+    """Flows in flight at once across the job for one spec, as the library reports it
+    (tucoll_spec_properties); `ppn` ranks per node (default: one node per rank, the most for the
+    node-bounded algorithms). 0 when not known (the vendor's) or not valid: never refused here."""
+    try:
+        flows = native.library().spec_properties(collective, spec, nprocs, max(1, min(ppn or 1, nprocs))).concurrent_flows
+    except native.SpecError:
         return 0
-    at_once = alg.get("at_once", "1")
-    if at_once == "unknown":
-        return 0
-    ppn = max(1, min(ppn or 1, nprocs))
-    per_rank = nprocs - 1
-    if at_once.startswith("param:"):
-        param, _, cap = at_once[6:].partition("<=")
-        default = next((p["default"] for p in alg["params"] if p["name"] == param), 0)
-        value = int(values.get(param, default))
-        limit = {"": nprocs - 1, "N-1": math.ceil(nprocs / ppn) - 1, "P-Q": nprocs - ppn}[cap]
-        per_rank = limit if value <= 0 else min(value, limit)
-    elif at_once != "P-1":
-        per_rank = min(nprocs - 1, int(at_once))
-    # A radix of P-1 or more turns the radix algorithms into the all-at-once spread-out exchange.
-    if int(values.get("radix", 0)) >= nprocs - 1:
-        per_rank = nprocs - 1
-    return nprocs * per_rank
+    return max(0, flows)
 
 
 def bench_specs(bench_args: list[str]) -> list[str]:
@@ -197,21 +181,13 @@ def relabel_mapping(output: str, mapping: str) -> str:
                 row[column] = mapping
             writer.writerow(row)
         return buffer.getvalue()
-    return output.replace("mapping=sequential", f"mapping={mapping}").replace("# Size", "# Size", 1)
+    return output.replace("mapping=sequential", f"mapping={mapping}")
 
 
-_registries: dict[Path, dict] = {}
-
-
-def registry(build: Build) -> dict:
-    """The registry of the simulated build (tucoll-bench --list-json on one simulated rank), read
-    once per build: every simulation consults it, and a figure runs hundreds of them."""
-    if build.root not in _registries:
-        platform = Platform.load(next(iter(platforms())))
-        run = SimRun(platform, 1, 1, "sequential", platform.vendor, ["--list-json"], shared_buffers=False,
-                     check=False)
-        _registries[build.root] = json.loads(run_simulation(build, run).stdout)
-    return _registries[build.root]
+def registry(build: Build | None = None) -> dict:
+    """The registry: the simulated build compiles the same sources as the MPI build, whose
+    libtucoll.so answers through ctypes (tucoll.native), with no simulation to run."""
+    return native.library(build.root if build is not None else None).registry()
 
 
 def algorithm_names(registry_json: dict, collective: str) -> list[str]:
@@ -253,7 +229,7 @@ def check_flows(build: Build, run: SimRun) -> None:
     registry_json = registry(build)
     specs = bench_specs(run.bench_args) or algorithm_names(registry_json, collective)
     for spec in specs:
-        flows = concurrent_flows(registry_json, collective, spec, run.nprocs, run.ppn)
+        flows = concurrent_flows(collective, spec, run.nprocs, run.ppn)
         if flows > MAX_CONCURRENT_FLOWS:
             raise SimError(
                 f"{spec} keeps about {flows:,} point-to-point flows in flight at P={run.nprocs}: simulating that "

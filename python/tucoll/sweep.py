@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tucoll import sim, store
+from tucoll import native, sim, store
 from tucoll.bench import BenchError, BenchRun, run_bench
 from tucoll.bench import registry as bench_registry
 from tucoll.build import Build
@@ -35,20 +35,6 @@ LOCAL = "local"
 
 
 # ------------------------------------------------------------------------------- the grid
-
-def bound_value(text: str, nprocs: int, ppn: int) -> int | None:
-    """A registry bound ("2", "P", "Q", "P-1", "inf") at this P and Q; None when unbounded."""
-    if text == "inf":
-        return None
-    base, sign, offset = text[0], 0, 0
-    if base in "PQ":
-        value = nprocs if base == "P" else ppn
-        if len(text) > 1:
-            sign = 1 if text[1] == "+" else -1
-            offset = int(text[2:])
-        return value + sign * offset
-    return int(text)
-
 
 def radix_values(lo: int, hi: int, grid: str) -> list[int]:
     """Radices 2, 4, ..., hi; the paper grid adds fine steps around 2, sqrt(hi) and hi, the coarse
@@ -70,17 +56,17 @@ def batch_values(lo: int, peers: int, grid: str) -> list[int]:
 
 
 def parameter_values(alg: dict, param: dict, nprocs: int, ppn: int, grid: str) -> list[int]:
-    lo = bound_value(param["min"], nprocs, ppn)
-    hi = bound_value(param["max"], nprocs, ppn)
-    if param["name"] == "radix":
-        return radix_values(lo, max(lo, hi), grid)
-    if param["name"] == "block_count":
-        # Node-aware algorithms (a parameter bounded by Q) batch their inter-node messages over
-        # nodes (seed 003: batch sizes 1 .. number of nodes); the flat ones over the P-1 peers.
-        node_aware = any(p["max"].startswith("Q") for p in alg["params"])
-        return batch_values(lo, math.ceil(nprocs / ppn) if node_aware else nprocs - 1, grid)
-    # A parameter this grid does not know: its default, and its bounds when they are finite.
-    return sorted({v for v in (lo, param["default"], hi) if v is not None})
+    """The values of one parameter a sweep times at P = nprocs, Q = ppn: its range comes from the
+    library (tucoll_param_range), its sampling from the registry's `grid`."""
+    r = native.library().param_range("alltoallv", alg["name"], param["name"], nprocs, ppn)
+    if param["grid"] == "radix":
+        return radix_values(r.low, max(r.low, r.high if r.high is not None else r.low), grid)
+    if param["grid"] == "batch":  # batches of fewer messages than the span, and 0 = all at once
+        return batch_values(r.low, r.span, grid)
+    if param["grid"] == "node-batch":  # batches of fewer nodes than there are (seed 003), and 0
+        return batch_values(r.low, math.ceil(nprocs / ppn), grid)
+    # Any other parameter: its default, and its bounds when they are finite.
+    return sorted({v for v in (r.low, param["default"], r.high) if v is not None})
 
 
 def algorithm_specs(registry: dict, nprocs: int, ppn: int, grid: str = "paper",
@@ -128,13 +114,13 @@ class Target:
         return min(self.platform.ranks_per_node, nprocs) if self.platform else nprocs
 
     def registry(self) -> dict:
-        return sim.registry(self.build) if self.platform else bench_registry(self.build)
+        return bench_registry(self.build)  # the simulated build has the same registry
 
     def refused(self, spec: str, nprocs: int) -> bool:
         """Specs whose all-at-once traffic is too much to simulate at this P (see sim.check_flows)."""
         if not self.platform or self.force:
             return False
-        flows = sim.concurrent_flows(self.registry(), "alltoallv", spec, nprocs, self.ranks_per_node(nprocs))
+        flows = sim.concurrent_flows("alltoallv", spec, nprocs, self.ranks_per_node(nprocs))
         return flows > self.max_flows
 
     def run(self, nprocs: int, dist: str, sizes: list[int], specs: list[str]) -> pd.DataFrame:

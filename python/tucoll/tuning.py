@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import product
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from tucoll import store
+from tucoll import native, store
 from tucoll.sweep import KEY
 
 # Block-size statistics tucoll-bench reports (bench/workload.h, BlockStats).
@@ -284,7 +285,7 @@ def describe(family: str, model) -> str:
 
 
 def fit(data: pd.DataFrame, features: list[str], seed: int = 0, families: list[str] | None = None,
-        progress=None, sharing: set[str] | None = None) -> FitResult:
+        progress=None, sharing: ReductionSharing | None = None) -> FitResult:
     """Every family on the 70/10/20 split. Regret is that of choosing the spec predicted fastest;
     with `sharing` it is auto's (each spec's time plus the reduction auto adds to it, see
     reduction_charges), which is what a table built from the model will cost."""
@@ -346,18 +347,24 @@ def merge_rules(grid: np.ndarray, choices: list) -> list[dict]:
     return rules
 
 
-def sharing_algorithms(registry: dict) -> set[str]:
-    """The alltoallv algorithms that take auto's reduction in place of their own (the registry's
-    `reduces_max_block`): choosing them costs auto nothing beyond the algorithm itself."""
-    return {a["name"] for a in registry["collectives"]["alltoallv"]["algorithms"] if a.get("reduces_max_block")}
+class ReductionSharing:
+    """Which specs take auto's allreduce in place of a reduction of their own: those that reduce M,
+    the largest block, themselves at that shape — the library's answer (tucoll_spec_properties),
+    so that choosing them costs auto nothing beyond the algorithm itself."""
+
+    def __init__(self, library: "native.Library"):
+        self._library = library
+
+    @lru_cache(maxsize=None)
+    def shares(self, spec: str, nprocs: int, ppn: int) -> bool:
+        try:
+            return self._library.spec_properties("alltoallv", spec, nprocs, ppn).uses_max_block
+        except native.SpecError:
+            return False
 
 
-def shares_reduction(spec: str, nprocs: int, sharing: set[str]) -> bool:
-    """Whether auto's allreduce replaces a reduction `spec` makes at P = nprocs. A radix that
-    reaches every other rank directly (P - 1; the node-aware variants' radix is at most Q, so this
-    only happens on one node) leaves no block for T and needs no M."""
-    name, params = spec_parts(spec)
-    return name in sharing and params.get("radix", 0) < nprocs - 1
+def reduction_sharing(build_dir=None) -> ReductionSharing:
+    return ReductionSharing(native.library(build_dir))
 
 
 def reduction_cost(group: pd.DataFrame) -> float:
@@ -369,16 +376,16 @@ def reduction_cost(group: pd.DataFrame) -> float:
     return 0.5 * float(smallest["median_us"].min()) if not smallest.empty else 0.0
 
 
-def reduction_charges(specs: list[str], group: pd.DataFrame, sharing: set[str] | None) -> np.ndarray:
+def reduction_charges(specs: list[str], group: pd.DataFrame, sharing: ReductionSharing | None) -> np.ndarray:
     """What auto adds to each spec's own time: its allreduce, except for the specs that take the
     result in place of their own reduction. Zero throughout without `sharing`."""
     if sharing is None:
         return np.zeros(len(specs))
-    nprocs, cost = int(group["nprocs"].iloc[0]), reduction_cost(group)
-    return np.array([0.0 if shares_reduction(s, nprocs, sharing) else cost for s in specs])
+    nprocs, ppn, cost = int(group["nprocs"].iloc[0]), int(group["ppn"].iloc[0]), reduction_cost(group)
+    return np.array([0.0 if sharing.shares(s, nprocs, ppn) else cost for s in specs])
 
 
-def row_charges(data: pd.DataFrame, sharing: set[str] | None) -> np.ndarray:
+def row_charges(data: pd.DataFrame, sharing: ReductionSharing | None) -> np.ndarray:
     """reduction_charges for every row of `data` (zeros without `sharing`)."""
     out = np.zeros(len(data))
     if sharing is None:
@@ -395,7 +402,7 @@ TABLE_STEPS_PER_OCTAVE = 8
 
 
 def entry_rules(fit_result: FitResult, group: pd.DataFrame, features: list[str], model,
-                sharing: set[str] | None = None) -> list[dict]:
+                sharing: ReductionSharing | None = None) -> list[dict]:
     """The spec the model predicts fastest under auto (its time plus what auto adds to it, see
     reduction_charges) over a log grid of the features, as (nested) rules.
     With two features, the second one's grid is fixed (so that neighbouring rows of the first can
@@ -431,7 +438,7 @@ def entry_rules(fit_result: FitResult, group: pd.DataFrame, features: list[str],
 
 
 def build_table(fits: dict[str, FitResult], features: list[str], fallback: str = "vendor", refit: bool = True,
-                provenance: dict | None = None, sharing: set[str] | None = None) -> dict:
+                provenance: dict | None = None, sharing: ReductionSharing | None = None) -> dict:
     """A table with one entry per (source, P, Q) of each fit's data, from its chosen model: refitted
     on all of that data (`refit`; model selection used the split, the shipped table uses every
     measurement), or as fitted on the training split (to measure the table on the test split)."""
@@ -469,7 +476,7 @@ def lookup(table: dict, nprocs: int, ppn: int, values: list[float]) -> str:
     raise TuningError("the table nests more rules than it has features")
 
 
-def table_regret(table: dict, data: pd.DataFrame, sharing: set[str] | None = None) -> np.ndarray:
+def table_regret(table: dict, data: pd.DataFrame, sharing: ReductionSharing | None = None) -> np.ndarray:
     """t(auto) / t(fastest), per configuration where the picked spec was measured: t(auto) is the
     picked spec's time plus, with `sharing`, the reduction auto adds to it (reduction_charges)."""
     out = []
@@ -481,7 +488,7 @@ def table_regret(table: dict, data: pd.DataFrame, sharing: set[str] | None = Non
         picked = group[group["spec"] == spec]
         if not picked.empty:
             charge = 0.0
-            if sharing is not None and not shares_reduction(spec, int(first["nprocs"]), sharing):
+            if sharing is not None and not sharing.shares(spec, int(first["nprocs"]), int(first["ppn"])):
                 charge = costs[(first["source"], first["nprocs"], first["ppn"])]
             out.append((picked["median_us"].iloc[0] + charge) / group["median_us"].min())
     return np.array(out)

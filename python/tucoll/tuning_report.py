@@ -140,7 +140,7 @@ def plot_table(table: dict, out: Path, max_panels: int = 6) -> None:
 
 
 def write_report(datasets: list[Path], out_dir: Path, table_path: Path | None, seed: int = 0,
-                 sharing: set[str] | None = None) -> Path:
+                 sharing: "tuning.ReductionSharing | None" = None) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     data = tuning.load(datasets)
     analysis = tuning.analyze(data)

@@ -22,7 +22,7 @@ Algorithm make(const char *summary) {
     a.name = "vendor";
     a.summary = summary;
     a.constraints = "none; rounds and messages are reported as 0 because the vendor's schedule is not visible";
-    a.at_once = "unknown";
+    a.flows_per_rank = flows_unknown;
     a.run = run;
     a.typed = true;
     return a;

@@ -141,7 +141,7 @@ Algorithm auto_algorithm() {
     a.summary = "tuned: one allreduce of block-size statistics, then the tuning table's choice for (P, Q, feature)";
     a.constraints = "needs a tuning table (TUCOLL_TUNING_FILE or the installed tuning/default.json); without one it "
                     "runs vendor. Specs the table names that are invalid at this P run the table's fallback";
-    a.at_once = "unknown";
+    a.flows_per_rank = flows_unknown;
     a.meta = true;
     a.choose = choose;
     return a;

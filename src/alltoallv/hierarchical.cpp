@@ -68,13 +68,25 @@ class NodeLayout final : public TunaLayout {
 int run_flat_instead(Context &ctx, const Call &call, int radix, const std::string &why, CallStats &stats) {
     TunaConfig config;
     config.radix = std::min(radix, std::max(2, ctx.size()));
-    if (tuna_needs_temp(ctx, ctx.size(), config)) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    if (needs_temp(ctx.size(), config)) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
     stats.path += "; fallback to tuna:radix=" + std::to_string(config.radix) + " (" + why + ")";
     const FlatLayout layout(call, ctx.size(), ctx.rank());
     return run_tuna_rounds(ctx, layout, config, stats);
 }
 
 }  // namespace
+
+int64_t hierarchical_flows(const Params &params, const Scope &scope, int64_t inter_messages) {
+    const int q = scope.ppn, radix = static_cast<int>(params.get("radix"));
+    const int64_t intra = every_block_direct(q, std::min(radix, std::max(2, q))) ? q - 1 : 1;
+    const int64_t inter = inter_messages > 0 ? window_of(params.get("block_count"), static_cast<int>(inter_messages)) : 0;
+    return std::max<int64_t>({1, intra, inter});
+}
+
+bool hierarchical_uses_max_block(const Params &params, const Scope &scope) {
+    const int q = scope.ppn, radix = static_cast<int>(params.get("radix"));
+    return scope.nodes() > 1 || !every_block_direct(q, std::min(radix, std::max(2, q)));
+}
 
 void InterNodeArena::reset(int64_t worst_case) {
     current_ = 0;
@@ -116,7 +128,7 @@ int run_hierarchical(Context &ctx, const Call &call, const Params &params, Inter
     const int q = topo.ppn, nodes = topo.num_nodes;
     TunaConfig config;
     config.radix = std::min(radix, std::max(2, q));
-    if (tuna_needs_temp(ctx, q, config) || nodes > 1) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    if (needs_temp(q, config) || nodes > 1) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
 
     HierarchicalWorkspace &ws = ctx.workspace<HierarchicalWorkspace>();
     const size_t inter_positions = static_cast<size_t>(nodes - 1) * q;

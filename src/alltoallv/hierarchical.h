@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "alltoallv/alltoallv.h"
+#include "alltoallv/common.h"
 
 namespace tucoll::alltoallv {
 
@@ -52,10 +53,10 @@ using InterNodePhase = int (*)(Context &ctx, const Call &call, InterNodeBlocks &
 // different numbers of ranks it runs flat tuna instead and says so in stats.path.
 int run_hierarchical(Context &ctx, const Call &call, const Params &params, InterNodePhase inter, CallStats &stats);
 
-// Batch size of the inter-node phase: `block_count` messages (0, or more than there are, = all).
-inline int batch_size(long block_count, int messages) {
-    if (messages <= 0) return 1;
-    return (block_count <= 0 || block_count >= messages) ? messages : static_cast<int>(block_count);
-}
+// Registry properties of both variants, whose inter-node phase has `inter_messages` messages per
+// rank in batches of block_count: flows at once (the larger of the two phases) and whether M is
+// reduced (for the inter-node blocks, or for T on the node).
+int64_t hierarchical_flows(const Params &params, const Scope &scope, int64_t inter_messages);
+bool hierarchical_uses_max_block(const Params &params, const Scope &scope);
 
 }  // namespace tucoll::alltoallv

@@ -21,7 +21,7 @@ Algorithm linear_algorithm() {
     a.name = "linear";
     a.summary = "Open MPI basic linear: all Irecv then all Isend in ascending rank order, one Waitall";
     a.constraints = "none";
-    a.at_once = "P-1";
+    a.flows_per_rank = flows_to_all_peers;
     a.skips_empty_blocks = true;
     a.run = run;
     return a;

@@ -22,6 +22,10 @@
 
 namespace tucoll::alltoallv {
 
+// Whether every block of a ring of n ranks goes straight to its destination at this radix (a
+// single non-zero digit: n - 1 < r + 1), so that nothing ever waits in T.
+inline bool every_block_direct(int n, int radix) { return n <= 2 || radix >= n - 1; }
+
 class RadixSchedule {
   public:
     struct Round {

@@ -19,9 +19,12 @@ Algorithm scattered_algorithm() {
     a.name = "scattered";
     a.summary = "MPICH scattered: spread-out rounds in batches of block_count, each batch waited for";
     a.params = {{"block_count", Bound::constant(0), Bound::unbounded(), 32,
-                 "rounds per batch; 0 (or >= P-1) posts all rounds at once; default as MPICH's throttle"}};
+                 "rounds per batch; 0 (or >= P-1) posts all rounds at once; default as MPICH's throttle", Grid::kBatch,
+                 Bound::procs(-1)}};
     a.constraints = "none";
-    a.at_once = "param:block_count";
+    a.flows_per_rank = [](const Params &params, const Scope &scope) -> int64_t {
+        return window_of(params.get("block_count"), scope.nprocs - 1);
+    };
     a.skips_empty_blocks = true;
     a.run = run;
     return a;

@@ -17,7 +17,7 @@ Algorithm spreadout_algorithm() {
     a.name = "spreadout";
     a.summary = "spread-out: round-robin by rank distance (send rank+i, receive rank-i), all posted at once";
     a.constraints = "none";
-    a.at_once = "P-1";
+    a.flows_per_rank = flows_to_all_peers;
     a.skips_empty_blocks = true;
     a.run = run;
     return a;

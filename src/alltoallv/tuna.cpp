@@ -27,7 +27,7 @@ namespace {
 int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
     TunaConfig config;
     config.radix = static_cast<int>(params.get("radix"));
-    if (tuna_needs_temp(ctx, ctx.size(), config)) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    if (needs_temp(ctx.size(), config)) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
     const FlatLayout layout(call, ctx.size(), ctx.rank());
     return run_tuna_rounds(ctx, layout, config, stats);
 }
@@ -37,11 +37,18 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
 Algorithm tuna_algorithm() {
     Algorithm a;
     a.name = "tuna";
-    a.reduces_max_block = true;
+    a.flows_per_rank = [](const Params &params, const Scope &scope) -> int64_t {
+        // Every block direct: all rounds are posted at once (the spread-out exchange).
+        return every_block_direct(scope.nprocs, static_cast<int>(params.get("radix"))) ? scope.nprocs - 1 : 1;
+    };
+    a.uses_max_block = [](const Params &params, const Scope &scope) {
+        return !every_block_direct(scope.nprocs, static_cast<int>(params.get("radix")));
+    };
     a.summary = "TuNA: radix-r rounds (metadata + data) to distance z*r^x, T of exactly P-K-1 blocks";
     a.params = {{"radix", Bound::constant(2), Bound::procs(), 2,
                  "base of the digit rounds: small favours latency (few rounds), large bandwidth; >= P-1 is "
-                 "spread-out"}};
+                 "spread-out",
+                 Grid::kRadix}};
     a.constraints = "none; while a pass-through block (3+ non-zero digits, radix < sqrt(P)) arrives its "
                     "predecessor is still being sent, so T then holds more than P-K-1 blocks (staging_bytes)";
     a.run = run;

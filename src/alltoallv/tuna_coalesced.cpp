@@ -16,7 +16,7 @@ struct CoalescedWorkspace {
 int inter_coalesced(Context &ctx, const Call &call, InterNodeBlocks &blocks, long block_count, CallStats &stats) {
     const Topology &t = blocks.topo;
     const int q = t.ppn, nodes = t.num_nodes, me = t.node, local = t.local_rank;
-    const int batch = batch_size(block_count, nodes - 1);
+    const int batch = window_of(block_count, nodes - 1);
     CoalescedWorkspace &ws = ctx.workspace<CoalescedWorkspace>();
     ws.incoming.resize(batch);
     ws.outgoing.resize(batch);
@@ -59,13 +59,15 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
 Algorithm tuna_coalesced_algorithm() {
     Algorithm a;
     a.name = "tuna_coalesced";
-    a.reduces_max_block = true;
     a.summary = "hierarchical TuNA: intra-node TuNA, then one message of Q blocks per other node (N-1 rounds)";
-    a.params = {{"radix", Bound::constant(2), Bound::local_procs(), 2, "radix of the intra-node TuNA"},
+    a.params = {{"radix", Bound::constant(2), Bound::local_procs(), 2, "radix of the intra-node TuNA", Grid::kRadix},
                 {"block_count", Bound::constant(0), Bound::unbounded(), 32,
-                 "nodes per inter-node batch; 0 (or >= N-1) = all at once"}};
+                 "nodes per inter-node batch; 0 (or >= N-1) = all at once", Grid::kNodeBatch, Bound::nodes(-1)}};
     a.constraints = "nodes of equal size (any placement); otherwise runs flat tuna and says so in the path";
-    a.at_once = "param:block_count<=N-1";
+    a.flows_per_rank = [](const Params &params, const Scope &scope) {
+        return hierarchical_flows(params, scope, scope.nodes() - 1);
+    };
+    a.uses_max_block = hierarchical_uses_max_block;
     a.run = run;
     return a;
 }

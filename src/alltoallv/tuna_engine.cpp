@@ -287,10 +287,6 @@ void Rounds::run_round(const RadixSchedule::Round &round) {
 
 }  // namespace
 
-bool tuna_needs_temp(Context &ctx, int n, const TunaConfig &config) {
-    return temp_positions(ctx.workspace<EngineWorkspace>().schedule_for(n, config.radix), config) > 0;
-}
-
 int run_tuna_rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats) {
     return Rounds(ctx, layout, config, stats).run();
 }

@@ -55,6 +55,8 @@ int run_tuna_rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &co
 
 // Whether a configuration needs T (and so M) on a ring of n ranks: false when every block goes
 // straight to its destination (radix >= n-1).
-bool tuna_needs_temp(Context &ctx, int n, const TunaConfig &config);
+inline bool needs_temp(int n, const TunaConfig &config) {
+    return n > 1 && (!config.tight_temp || !every_block_direct(n, config.radix));
+}
 
 }  // namespace tucoll::alltoallv

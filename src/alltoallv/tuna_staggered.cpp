@@ -13,7 +13,7 @@ int inter_staggered(Context &ctx, const Call &call, InterNodeBlocks &blocks, lon
     const Topology &t = blocks.topo;
     const int q = t.ppn, nodes = t.num_nodes, me = t.node, local = t.local_rank;
     const int messages = (nodes - 1) * q;
-    const int batch = batch_size(block_count, messages);
+    const int batch = window_of(block_count, messages);
     Requests &reqs = ctx.requests();
     // Message m carries the block of local rank m % Q, between nodes m / Q + 1 apart. Messages
     // between the same two ranks are posted in the same order on both sides.
@@ -46,13 +46,16 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
 Algorithm tuna_staggered_algorithm() {
     Algorithm a;
     a.name = "tuna_staggered";
-    a.reduces_max_block = true;
     a.summary = "hierarchical TuNA: intra-node TuNA, then one message per block to other nodes ((N-1)*Q rounds)";
-    a.params = {{"radix", Bound::constant(2), Bound::local_procs(), 2, "radix of the intra-node TuNA"},
+    a.params = {{"radix", Bound::constant(2), Bound::local_procs(), 2, "radix of the intra-node TuNA", Grid::kRadix},
                 {"block_count", Bound::constant(0), Bound::unbounded(), 32,
-                 "messages per inter-node batch; 0 (or >= (N-1)*Q) = all at once"}};
+                 "messages per inter-node batch; 0 (or >= (N-1)*Q) = all at once", Grid::kNodeBatch,
+                 Bound::remote_procs()}};
     a.constraints = "nodes of equal size (any placement); otherwise runs flat tuna and says so in the path";
-    a.at_once = "param:block_count<=P-Q";
+    a.flows_per_rank = [](const Params &params, const Scope &scope) {
+        return hierarchical_flows(params, scope, static_cast<int64_t>(scope.nodes() - 1) * scope.ppn);
+    };
+    a.uses_max_block = hierarchical_uses_max_block;
     a.run = run;
     return a;
 }

@@ -30,7 +30,7 @@ Algorithm vendor_algorithm() {
     a.name = "vendor";
     a.summary = "the MPI library's MPI_Alltoallv (via PMPI)";
     a.constraints = "none; rounds are reported as 0 because the vendor's schedule is not visible";
-    a.at_once = "unknown";
+    a.flows_per_rank = flows_unknown;
     a.skips_empty_blocks = true;
     a.run = run;
     a.typed = true;

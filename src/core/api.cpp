@@ -1,4 +1,5 @@
 // C entry points of the core: errors, statistics, registry introspection, communicator settings.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -23,19 +24,21 @@ nlohmann::ordered_json registry_as_json() {
         for (size_t i = 0; i < reg->size(); ++i) {
             const tucoll::AlgorithmInfo &alg = reg->info(i);
             nlohmann::ordered_json params = nlohmann::ordered_json::array();
+            auto bound = [](const tucoll::Bound &b) { return nlohmann::ordered_json{{"of", b.of()}, {"plus", b.offset()}}; };
             for (const tucoll::ParamSpec &p : alg.params) {
                 params.push_back({{"name", p.name},
                                   {"min", p.min.str()},
                                   {"max", p.max.str()},
                                   {"default", p.default_value},
-                                  {"doc", p.doc}});
+                                  {"doc", p.doc},
+                                  {"grid", tucoll::grid_name(p.grid)},
+                                  {"bounds", {{"min", bound(p.min)}, {"max", bound(p.max)}, {"span", bound(p.span)}}}});
             }
             algorithms.push_back({{"name", alg.name},
                                   {"summary", alg.summary},
                                   {"constraints", alg.constraints},
-                                  {"at_once", alg.at_once},
                                   {"meta", alg.meta},
-                                  {"reduces_max_block", alg.reduces_max_block},
+                                  {"reduces_max_block", alg.uses_max_block != nullptr},
                                   {"skips_empty_blocks", alg.skips_empty_blocks},
                                   {"params", params}});
         }
@@ -109,6 +112,64 @@ extern "C" int tucoll_check_spec(const char *collective, const char *spec, int n
     if (nprocs < 1) return tucoll::failf(MPI_ERR_ARG, "nprocs=%d must be positive", nprocs);
     tucoll::Selection sel;
     return tucoll::resolve_spec(*reg, spec, tucoll::Scope{nprocs, nprocs}, &sel);
+}
+
+namespace {
+
+// The scope of a query: P ranks, Q per node (0: one node).
+int query_scope(const char *fn, int nprocs, int ppn, tucoll::Scope *out) {
+    if (nprocs < 1) return tucoll::failf(MPI_ERR_ARG, "%s: nprocs=%d must be positive", fn, nprocs);
+    if (ppn < 0) return tucoll::failf(MPI_ERR_ARG, "%s: ppn=%d is negative", fn, ppn);
+    *out = tucoll::Scope{nprocs, ppn == 0 || ppn > nprocs ? nprocs : ppn};
+    return MPI_SUCCESS;
+}
+
+const tucoll::RegistryBase *query_registry(const char *fn, const char *collective) {
+    const tucoll::RegistryBase *reg = collective ? tucoll::registry_for(collective) : nullptr;
+    if (reg == nullptr) tucoll::failf(MPI_ERR_ARG, "%s: unknown collective \"%s\"", fn, collective ? collective : "(null)");
+    return reg;
+}
+
+}  // namespace
+
+extern "C" int tucoll_spec_properties(const char *collective, const char *spec, int nprocs, int ppn,
+                                      tucoll_spec_properties_t *out) {
+    constexpr const char *fn = "tucoll_spec_properties";
+    if (out == nullptr || spec == nullptr) return tucoll::failf(MPI_ERR_ARG, "%s: spec or result is NULL", fn);
+    const tucoll::RegistryBase *reg = query_registry(fn, collective);
+    if (reg == nullptr) return MPI_ERR_ARG;
+    tucoll::Scope scope;
+    TUCOLL_TRY(query_scope(fn, nprocs, ppn, &scope));
+    tucoll::Selection sel;
+    TUCOLL_TRY(tucoll::resolve_spec(*reg, spec, scope, &sel));
+    const tucoll::AlgorithmInfo &alg = reg->info(sel.index);
+    std::memset(out, 0, sizeof *out);
+    copy_string(out->canonical, sizeof out->canonical, sel.spec);
+    out->concurrent_flows = tucoll::concurrent_flows(alg, sel.params, scope);
+    out->uses_max_block = alg.uses_max_block != nullptr && alg.uses_max_block(sel.params, scope) ? 1 : 0;
+    out->meta = alg.meta ? 1 : 0;
+    return MPI_SUCCESS;
+}
+
+extern "C" int tucoll_param_range(const char *collective, const char *algorithm, const char *param, int nprocs,
+                                  int ppn, long *min, long *max, long *span) {
+    constexpr const char *fn = "tucoll_param_range";
+    const tucoll::RegistryBase *reg = query_registry(fn, collective);
+    if (reg == nullptr) return MPI_ERR_ARG;
+    const tucoll::AlgorithmInfo *alg = algorithm ? reg->find_info(algorithm) : nullptr;
+    if (alg == nullptr) return tucoll::failf(MPI_ERR_ARG, "%s: unknown algorithm \"%s\"", fn, algorithm ? algorithm : "(null)");
+    tucoll::Scope scope;
+    TUCOLL_TRY(query_scope(fn, nprocs, ppn, &scope));
+    for (const tucoll::ParamSpec &p : alg->params) {
+        if (param == nullptr || p.name != param) continue;
+        const long lo = p.min.eval(scope);
+        const long hi = p.max.is_unbounded() ? -1 : std::max(lo, p.max.eval(scope));
+        if (min != nullptr) *min = lo;
+        if (max != nullptr) *max = hi;
+        if (span != nullptr) *span = p.span.is_unbounded() ? (hi < 0 ? lo : hi) : std::max(lo, p.span.eval(scope));
+        return MPI_SUCCESS;
+    }
+    return tucoll::failf(MPI_ERR_ARG, "%s: %s has no parameter \"%s\"", fn, algorithm, param ? param : "(null)");
 }
 
 extern "C" int tucoll_comm_set_ppn(MPI_Comm comm, int ppn) {

@@ -15,9 +15,38 @@ long Bound::eval(const Scope &scope) const {
         case Kind::kConstant: return value_;
         case Kind::kProcs: return scope.nprocs + value_;
         case Kind::kLocal: return scope.ppn + value_;
+        case Kind::kNodes: return scope.nodes() + value_;
+        case Kind::kRemote: return scope.nprocs - scope.ppn + value_;
         case Kind::kUnbounded: break;
     }
     return std::numeric_limits<long>::max();
+}
+
+const char *Bound::of() const {
+    switch (kind_) {
+        case Kind::kConstant: return "const";
+        case Kind::kProcs: return "P";
+        case Kind::kLocal: return "Q";
+        case Kind::kNodes: return "N";
+        case Kind::kRemote: return "P-Q";
+        case Kind::kUnbounded: break;
+    }
+    return "inf";
+}
+
+const char *grid_name(Grid grid) {
+    switch (grid) {
+        case Grid::kRadix: return "radix";
+        case Grid::kBatch: return "batch";
+        case Grid::kNodeBatch: return "node-batch";
+        case Grid::kValues: break;
+    }
+    return "values";
+}
+
+int64_t concurrent_flows(const AlgorithmInfo &alg, const Params &params, const Scope &scope) {
+    const int64_t per_rank = alg.flows_per_rank ? alg.flows_per_rank(params, scope) : 1;
+    return per_rank < 0 ? -1 : static_cast<int64_t>(scope.nprocs) * per_rank;
 }
 
 std::string Bound::str() const {
@@ -29,6 +58,8 @@ std::string Bound::str() const {
         case Kind::kConstant: return std::to_string(value_);
         case Kind::kProcs: return with_offset("P");
         case Kind::kLocal: return with_offset("Q");
+        case Kind::kNodes: return with_offset("N");
+        case Kind::kRemote: return with_offset("P-Q");
         case Kind::kUnbounded: break;
     }
     return "inf";

@@ -16,6 +16,7 @@ namespace tucoll {
 struct Scope {
     int nprocs = 1;  // P
     int ppn = 1;     // Q, ranks per node (largest node when nodes differ)
+    int nodes() const { return (nprocs + ppn - 1) / (ppn > 0 ? ppn : 1); }  // N
 };
 
 // A bound of a parameter range: a constant or a property of the communicator.
@@ -24,18 +25,30 @@ class Bound {
     static Bound constant(long value) { return Bound(Kind::kConstant, value); }
     static Bound procs(long offset = 0) { return Bound(Kind::kProcs, offset); }        // P + offset
     static Bound local_procs(long offset = 0) { return Bound(Kind::kLocal, offset); }  // Q + offset
+    static Bound nodes(long offset = 0) { return Bound(Kind::kNodes, offset); }        // N + offset
+    static Bound remote_procs() { return Bound(Kind::kRemote, 0); }                    // P - Q
     static Bound unbounded() { return Bound(Kind::kUnbounded, 0); }
 
     long eval(const Scope &scope) const;
-    std::string str() const;  // "2", "P", "P-1", "Q", "inf"
+    std::string str() const;  // "2", "P", "P-1", "Q", "N-1", "P-Q", "inf"
     bool is_unbounded() const { return kind_ == Kind::kUnbounded; }
+    // What it is measured from — "const", "P", "Q", "N", "P-Q" or "inf" — and the offset.
+    const char *of() const;
+    long offset() const { return value_; }
 
   private:
-    enum class Kind { kConstant, kProcs, kLocal, kUnbounded };
+    enum class Kind { kConstant, kProcs, kLocal, kNodes, kRemote, kUnbounded };
     Bound(Kind kind, long value) : kind_(kind), value_(value) {}
     Kind kind_;
     long value_;
 };
+
+// How a parameter's values are sampled when every choice is timed (tucoll sweep): a radix
+// (powers of two, steps around the square root of its top, the top), a batch size (powers of two
+// below its span, and 0 = all at once), a batch of the inter-node phase (powers of two below the
+// number of nodes, and 0: seed 003's grid), or its default and finite bounds.
+enum class Grid { kValues, kRadix, kBatch, kNodeBatch };
+const char *grid_name(Grid grid);
 
 struct ParamSpec {
     std::string name;
@@ -43,6 +56,10 @@ struct ParamSpec {
     Bound max;
     long default_value;
     std::string doc;
+    Grid grid = Grid::kValues;
+    // The largest value that behaves differently from all larger ones (a batch of more messages
+    // than there are is all of them); unbounded: `max` is.
+    Bound span = Bound::unbounded();
 };
 
 // Parameter values of one resolved choice, in registry order, defaults filled in.
@@ -63,11 +80,10 @@ struct AlgorithmInfo {
     std::string summary;      // one line for tables and --help
     std::vector<ParamSpec> params;
     std::string constraints;  // what it needs, and what happens when that does not hold
-    // How many peers a rank talks to at once: "1" (round by round), "P-1" (all at once),
-    // "param:NAME" (NAME per batch, 0 = all P-1), "param:NAME<=B" (the same, never more than B:
-    // "N-1" other nodes, "P-Q" ranks on other nodes), "unknown" (vendor). Simulation tools use it
-    // to refuse runs whose concurrent flows would take hours to simulate.
-    std::string at_once = "1";
+    // Point-to-point flows one rank keeps in flight at once with these parameters at this scope,
+    // -1 when that is not known (the vendor's, dynamic exchanges); nullptr: one, round by round.
+    // Simulation tools refuse runs whose concurrent flows would take hours to simulate.
+    int64_t (*flows_per_rank)(const Params &params, const Scope &scope) = nullptr;
     // A meta-algorithm (`auto`) runs no schedule of its own: it picks another entry at run time.
     // Benchmarks compare it with the others; sweeps and tuning tables leave it out.
     bool meta = false;
@@ -76,10 +92,18 @@ struct AlgorithmInfo {
     // TUCOLL_CHECK=global catches that before any data moves. Algorithms without the flag post
     // every message of their schedule, so any disagreement of counts ends in an error instead.
     bool skips_empty_blocks = false;
-    // It reduces the largest block itself (TuNA's M). Under `auto` it takes the result of auto's
-    // own allreduce instead, so choosing it adds no reduction; tuning tables charge the others.
-    bool reduces_max_block = false;
+    // Whether it reduces M, the largest block any rank sends, itself with these parameters at this
+    // scope (TuNA's T, the hierarchical buffers). Under `auto` it takes auto's reduction instead,
+    // so choosing it costs no reduction of its own; tuning tables charge the others.
+    bool (*uses_max_block)(const Params &params, const Scope &scope) = nullptr;
 };
+
+// Common answers for flows_per_rank.
+inline int64_t flows_unknown(const Params &, const Scope &) { return -1; }
+inline int64_t flows_to_all_peers(const Params &, const Scope &scope) { return scope.nprocs - 1; }
+
+// The most flows `alg` keeps in flight across the whole job (-1: unknown).
+int64_t concurrent_flows(const AlgorithmInfo &alg, const Params &params, const Scope &scope);
 
 // The canonical spec string of a resolved choice: "name" or "name:k=v,...".
 std::string spec_string(const AlgorithmInfo &alg, const Params &params);

@@ -18,7 +18,7 @@ Algorithm nbx_algorithm() {
     a.name = "nbx";
     a.summary = "non-blocking consensus: synchronous sends, probing, non-blocking barrier";
     a.constraints = "none; a known recv_nnz replaces the barrier by counting";
-    a.at_once = "unknown";
+    a.flows_per_rank = flows_unknown;
     a.run = run;
     return a;
 }

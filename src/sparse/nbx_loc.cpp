@@ -15,7 +15,7 @@ Algorithm nbx_loc_algorithm() {
     a.name = "nbx_loc";
     a.summary = "locality-aware: one NBX message per node, then redistribution inside the node";
     a.constraints = "nodes from the communicator's topology; a known recv_nnz is not used";
-    a.at_once = "unknown";
+    a.flows_per_rank = flows_unknown;
     a.run = run;
     return a;
 }

@@ -18,7 +18,7 @@ Algorithm personalized_algorithm() {
     a.name = "personalized";
     a.summary = "sends, reduce-scatter of per-destination counts, then probed receives";
     a.constraints = "none; a known recv_nnz skips the reduction";
-    a.at_once = "unknown";
+    a.flows_per_rank = flows_unknown;
     a.run = run;
     return a;
 }

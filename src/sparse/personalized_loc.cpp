@@ -17,7 +17,7 @@ Algorithm personalized_loc_algorithm() {
     a.summary = "locality-aware: one personalized message per node, then redistribution inside the node";
     a.constraints = "nodes from the communicator's topology (TUCOLL_PPN, tucoll_comm_set_ppn/_node); a known "
                     "recv_nnz is not used (the aggregated counts still have to be found)";
-    a.at_once = "unknown";
+    a.flows_per_rank = flows_unknown;
     a.run = run;
     return a;
 }

@@ -88,7 +88,7 @@ Algorithm rma_algorithm() {
     a.summary = "one-sided puts into a window of P slots, arrival flagged explicitly, two fences";
     a.constraints = "constant-size messages only (alltoall_crs), the same size on every rank, one message per "
                     "destination";
-    a.at_once = "unknown";
+    a.flows_per_rank = flows_unknown;
     a.run = run;
     a.constant_only = true;
     return a;

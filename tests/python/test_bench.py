@@ -128,17 +128,16 @@ def test_tuna_scratch_is_its_peak(build):
 
 
 @pytest.mark.parametrize("nprocs", [5, 6, 8])
-def test_allgather_lists_all_six_algorithms(build, nprocs):
+def test_allgather_runs_every_registered_algorithm(build, nprocs):
     frame = run_bench(build, BenchRun("allgather", nprocs, ["--size", "1024", "--iters", "3", "--check"]))
-    names = [a["name"] for a in registry(build)["collectives"]["allgather"]["algorithms"]]
-    assert list(frame["algorithm"]) == names and len(names) == 6
+    assert list(frame["algorithm"]) == [a["name"] for a in registry(build)["collectives"]["allgather"]["algorithms"]]
     assert (frame["ok"] == "1").all(), frame
 
 
 def test_allgatherv_algorithms_match_the_vendor(build):
     frame = run_bench(build, BenchRun("allgatherv", 7, ["--dist", "powerlaw", "--size", "512", "--iters", "3",
                                                           "--check"]))
-    assert list(frame["algorithm"]) == ["vendor", "ring", "sparbit"]
+    assert list(frame["algorithm"]) == [a["name"] for a in registry(build)["collectives"]["allgatherv"]["algorithms"]]
     assert (frame["ok"] == "1").all(), frame
 
 

@@ -6,15 +6,12 @@ import pytest
 from tucoll import figures
 
 
-# A registry as tucoll-bench --list-json prints it, reduced to the collectives the figures use.
-REGISTRY = {"collectives": {
-    "allgather": {"algorithms": [{"name": n} for n in ("vendor", "ring", "neighbor", "recdoubling", "bruck",
-                                                       "sparbit")]},
-    "alltoall_crs": {"algorithms": [{"name": n} for n in ("personalized", "nbx", "rma", "personalized_loc",
-                                                          "nbx_loc")]},
-    "alltoallv_crs": {"algorithms": [{"name": n} for n in ("personalized", "nbx", "personalized_loc", "nbx_loc")]},
-}}
-ALLGATHERS = tuple(a["name"] for a in REGISTRY["collectives"]["allgather"]["algorithms"])
+@pytest.fixture(scope="module")
+def registry_json(build):
+    """The library's registry (through ctypes: no simulation needed)."""
+    from tucoll.bench import registry
+
+    return registry(build)
 
 
 @pytest.fixture
@@ -77,8 +74,10 @@ def test_radix_trend_plot_from_stored_rows(store):
     assert "best radix 32" in summary  # the bottom of the synthetic U (index 4 of 2..256)
 
 
-def test_sparbit_heatmap_counts_wins(store):
-    cases = [figures.Case("yahoo-like", p, "allgather", ALLGATHERS, workload=(), sizes=("1", "1024"),
+def test_sparbit_heatmap_counts_wins(store, registry_json):
+    allgathers = tuple(a["name"] for a in registry_json["collectives"]["allgather"]["algorithms"])
+    assert allgathers[-1] == "sparbit"
+    cases = [figures.Case("yahoo-like", p, "allgather", allgathers, workload=(), sizes=("1", "1024"),
                           mapping=m) for m in ("sequential", "cyclic") for p in (16, 24)]
     for case in cases:
         # sparbit (last) fastest at every point
@@ -89,12 +88,12 @@ def test_sparbit_heatmap_counts_wins(store):
     assert (store / "heat.png").is_file()
 
 
-def test_every_figure_lists_its_cases():
-    sparse = figures.FIGURES["sparse-scaling"].cases(REGISTRY)
+def test_every_figure_lists_its_cases(registry_json):
+    sparse = figures.FIGURES["sparse-scaling"].cases(registry_json)
     assert {c.specs[0] for c in sparse if c.collective == "alltoall_crs"} == {
-        a["name"] for a in REGISTRY["collectives"]["alltoall_crs"]["algorithms"]}, "names come from the registry"
+        a["name"] for a in registry_json["collectives"]["alltoall_crs"]["algorithms"]}, "names come from the registry"
     for figure in figures.FIGURES.values():
-        cases = figure.cases(REGISTRY)
+        cases = figure.cases(registry_json)
         assert cases, figure.name
         assert len({c for c in cases}) == len(cases), f"{figure.name} repeats a case"
 

@@ -97,15 +97,15 @@ def test_an_application_runs_in_simulation():
     assert (rows["comm_s"] > 0).all()
 
 
-def test_flow_estimates_follow_the_registry():
+def test_flow_estimates_come_from_the_library():
     from tucoll import sim as simulation
-    from tucoll.build import Build
 
-    registry = simulation.registry(Build.find(SIM_BUILD))
-    flows = lambda spec, p, q: simulation.concurrent_flows(registry, "alltoallv", spec, p, q)  # noqa: E731
+    flows = lambda spec, p, q: simulation.concurrent_flows("alltoallv", spec, p, q)  # noqa: E731
     assert flows("linear", 256, 32) == 256 * 255
     assert flows("tuna:radix=2", 256, 32) == 256
     assert flows("scattered:block_count=8", 256, 32) == 256 * 8
     assert flows("tuna_coalesced:radix=2,block_count=0", 256, 32) == 256 * 7  # one message per other node
     assert flows("tuna_staggered:radix=2,block_count=0", 256, 32) == 256 * 224  # one per rank on other nodes
+    assert flows("tuna:radix=255", 256, 32) == 256 * 255  # every block direct: all rounds at once
     assert flows("vendor", 256, 32) == 0  # unknown: never refused
+    assert flows("tuna:radix=300", 256, 32) == 0  # not valid there: the bench says why

@@ -209,13 +209,15 @@ def test_table_is_what_the_library_reads(build, synthetic_dataset, tmp_path):
 def test_reduction_is_charged_to_specs_that_cannot_take_it(build, synthetic_dataset):
     # auto's allreduce replaces the TuNA family's own reduction of M; every other spec pays it on
     # top, and the table must count that.
-    sharing = tuning.sharing_algorithms(registry(build))
-    assert {"tuna", "tuna_coalesced", "tuna_staggered", "bruck2"} <= sharing
-    assert not {"vendor", "scattered", "spreadout", "auto"} & sharing
-    assert tuning.shares_reduction("tuna:radix=4", 64, sharing)
-    assert not tuning.shares_reduction("tuna:radix=63", 64, sharing)  # all direct: no M
-    assert tuning.shares_reduction("tuna_coalesced:radix=16,block_count=1", 64, sharing)  # inter-node blocks
-    assert not tuning.shares_reduction("tuna_staggered:radix=16,block_count=0", 16, sharing)  # one node
+    sharing = tuning.reduction_sharing(build.root)
+    for spec in ("vendor", "scattered", "spreadout", "auto"):
+        assert not sharing.shares(spec, 64, 16), spec
+    assert sharing.shares("tuna:radix=4", 64, 64)
+    assert sharing.shares("bruck2", 64, 64)
+    assert not sharing.shares("tuna:radix=63", 64, 64)  # all direct: no M
+    assert sharing.shares("tuna_coalesced:radix=16,block_count=1", 64, 16)  # inter-node blocks
+    assert not sharing.shares("tuna_staggered:radix=16,block_count=0", 16, 16)  # one node, all direct
+    assert sharing.shares("tuna_staggered:radix=2,block_count=0", 16, 16)  # one node, T
     data = tuning.load([synthetic_dataset])
     group = data[data["nprocs"] == 16]
     cost = tuning.reduction_cost(group)

@@ -1,0 +1,98 @@
+"""The library itself, through ctypes: its registry and what it says about a spec on a given
+communicator shape, answered by the same code that runs the collectives — no MPI_Init, no
+launcher. The simulated build compiles the same sources, so the MPI build's libtucoll.so answers
+for it too."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from tucoll.build import REPO_ROOT
+
+MPI_SUCCESS = 0
+
+
+class SpecError(ValueError):
+    """A spec the library rejects at that shape; the message is the library's."""
+
+
+@dataclass(frozen=True)
+class SpecProperties:
+    canonical: str         # every parameter spelt out (defaults included), as statistics report it
+    concurrent_flows: int  # point-to-point flows the whole job has in flight at once; -1: unknown
+    uses_max_block: bool   # it reduces M (the largest block) itself there, so auto's reduction replaces it
+    meta: bool             # it chooses another algorithm at run time (auto)
+
+
+@dataclass(frozen=True)
+class ParamRange:
+    low: int
+    high: int | None  # None: unbounded
+    span: int         # the largest value that still differs from "all at once" / the top of the range
+
+
+class _SpecProperties(ctypes.Structure):
+    _fields_ = [("canonical", ctypes.c_char * 128), ("concurrent_flows", ctypes.c_int64),
+                ("uses_max_block", ctypes.c_int), ("meta", ctypes.c_int), ("reserved", ctypes.c_int * 8)]
+
+
+class Library:
+    def __init__(self, path: Path):
+        self.path = path
+        lib = ctypes.CDLL(str(path))
+        lib.tucoll_registry_json.restype = ctypes.c_char_p
+        lib.tucoll_error_string.restype = ctypes.c_char_p
+        lib.tucoll_error_string.argtypes = [ctypes.c_int]
+        lib.tucoll_spec_properties.restype = ctypes.c_int
+        lib.tucoll_spec_properties.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
+                                               ctypes.POINTER(_SpecProperties)]
+        lib.tucoll_param_range.restype = ctypes.c_int
+        lib.tucoll_param_range.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
+                                           ctypes.c_int] + [ctypes.POINTER(ctypes.c_long)] * 3
+        self._lib = lib
+
+    def registry(self) -> dict:
+        return json.loads(self._lib.tucoll_registry_json().decode())
+
+    def _error(self, rc: int) -> SpecError:
+        return SpecError(self._lib.tucoll_error_string(rc).decode())
+
+    def spec_properties(self, collective: str, spec: str, nprocs: int, ppn: int | None = None) -> SpecProperties:
+        """What the library says about `spec` with `nprocs` ranks, `ppn` per node (default: one
+        node); SpecError when the spec is not valid there."""
+        out = _SpecProperties()
+        rc = self._lib.tucoll_spec_properties(collective.encode(), spec.encode(), nprocs, ppn or nprocs,
+                                              ctypes.byref(out))
+        if rc != MPI_SUCCESS:
+            raise self._error(rc)
+        return SpecProperties(out.canonical.decode(), out.concurrent_flows, bool(out.uses_max_block), bool(out.meta))
+
+    def param_range(self, collective: str, algorithm: str, param: str, nprocs: int, ppn: int) -> ParamRange:
+        low, high, span = ctypes.c_long(), ctypes.c_long(), ctypes.c_long()
+        rc = self._lib.tucoll_param_range(collective.encode(), algorithm.encode(), param.encode(), nprocs, ppn,
+                                          ctypes.byref(low), ctypes.byref(high), ctypes.byref(span))
+        if rc != MPI_SUCCESS:
+            raise self._error(rc)
+        return ParamRange(low.value, None if high.value < 0 else high.value, span.value)
+
+
+def library_path(build_dir: str | os.PathLike | None = None) -> Path:
+    """libtucoll.so of an MPI build: `build_dir` when it is one, else TUCOLL_BUILD_DIR, else build/."""
+    for candidate in (build_dir, os.environ.get("TUCOLL_BUILD_DIR"), REPO_ROOT / "build"):
+        if candidate and (Path(candidate) / "lib" / "libtucoll.so").is_file():
+            return (Path(candidate) / "lib" / "libtucoll.so").resolve()
+    raise FileNotFoundError("libtucoll.so not found: build tucoll first (make build)")
+
+
+@lru_cache(maxsize=None)
+def _load(path: Path) -> Library:
+    return Library(path)
+
+
+def library(build_dir: str | os.PathLike | None = None) -> Library:
+    return _load(library_path(build_dir))
