@@ -32,10 +32,10 @@ const Mismatch kMismatches[] = {
     {"gets none", 0, 4},
 };
 
-constexpr int kNotRun = -1;  // a case that would wait, as the vendor's does
+constexpr int kNotRun = -1;  // a case that would wait, or that the vendor does not survive
 
 const char *class_name(int rc) {
-    if (rc == kNotRun) return "waits (not run)";
+    if (rc == kNotRun) return "(not run)";
     int cls = rc;
     if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
     switch (cls) {
@@ -122,8 +122,11 @@ TEST_P(Mismatched, EveryRankReturns) {
         const bool global = std::string(mode) == "global";
         for (const Mismatch &m : kMismatches) {
             // A receiver that expects data where the sender posts nothing waits, as in the
-            // vendor's MPI_Alltoallv; only the global check sees it first.
-            if (!global && m.sent == 0 && skips_empty_blocks(spec)) {
+            // vendor's MPI_Alltoallv; only the global check sees it first. The vendor itself is
+            // run only behind the global check: Open MPI's alltoallv returns on a truncated
+            // receive with its other receives still posted, which later write into the freed
+            // buffer (AddressSanitizer: heap-use-after-free).
+            if (!global && ((m.sent == 0 && skips_empty_blocks(spec)) || is_vendor(spec))) {
                 print_row(spec, m.name, mode, Outcome{std::vector<int>(p, kNotRun), 0});
                 continue;
             }
@@ -135,7 +138,7 @@ TEST_P(Mismatched, EveryRankReturns) {
             print_row(spec, m.name, mode, o);
             if (global) {
                 for (int r = 0; r < p; ++r) EXPECT_NE(o.rc[r], MPI_SUCCESS) << spec << " " << m.name << " rank " << r;
-            } else if (!is_vendor(spec) && !(m.expected == 0 && skips_empty_blocks(spec))) {
+            } else if (!(m.expected == 0 && skips_empty_blocks(spec))) {
                 // Rank 1 receives the block (or, without it, a message of another size than it expects).
                 EXPECT_NE(o.rc[1], MPI_SUCCESS) << spec << " " << m.name << ": rank 1 did not see the mismatch";
             }
