@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <numeric>
 
 #include "alltoallv/alltoallv.h"
@@ -277,7 +278,7 @@ TEST(Finalize, ContextsWithWindowsAreReleasedAlikeOnEveryRank) {
     MPI_Comm_dup(MPI_COMM_WORLD, &a);
     if (spare != MPI_COMM_NULL) MPI_Comm_free(&spare);
     MPI_Comm_dup(MPI_COMM_WORLD, &b);
-    int before = reinterpret_cast<uintptr_t>(a) < reinterpret_cast<uintptr_t>(b) ? 1 : 0, lo = 0, hi = 0;
+    int before = std::less<MPI_Comm>()(a, b) ? 1 : 0, lo = 0, hi = 0;  // handles: pointers or ints
     MPI_Allreduce(&before, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&before, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (world_rank() == 0) {

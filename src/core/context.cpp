@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -65,6 +66,23 @@ int ensure_keyvals() {
     return MPI_SUCCESS;
 }
 
+// MPICH 4.0 with ch4:ucx and UCX 1.13 or newer (Debian 12 pairs 4.0.2 with 1.13.1) sets the base
+// of a window from MPI_Win_allocate wrongly, so puts land at the wrong place when ranks put into
+// each other at once (fixed by pmodels/mpich#6140, merged for 4.1; NWChem works around it the same
+// way, with MPI_Win_create). A two-rank program of one MPI_Put each way shows it there, and passes
+// with MPI_Win_create and with MPICH 5.0.2. Every MPICH 4.0.x gets the workaround.
+bool win_allocate_misplaces_puts() {
+    static const bool affected = [] {
+        char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+        int length = 0;
+        if (MPI_Get_library_version(text, &length) != MPI_SUCCESS) return false;
+        int major = 0, minor = 0;
+        if (std::sscanf(text, "MPICH Version: %d.%d", &major, &minor) < 2) return false;
+        return major == 4 && minor == 0;
+    }();
+    return affected;
+}
+
 // TUCOLL_PPN: ranks per node to pretend, 0 when unset.
 int env_ppn(int *out) {
     const char *text = std::getenv("TUCOLL_PPN");
@@ -110,9 +128,17 @@ Context::~Context() {
     if (finalized) return;
     // The context dies in a collective (MPI_Comm_free or MPI_Finalize), so freeing the window —
     // itself collective — happens on every rank alike.
-    if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
+    release_window();
     if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void Context::release_window() {
+    if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
+    if (window_memory_ != nullptr) MPI_Free_mem(window_memory_);
+    window_memory_ = nullptr;
+    window_base_ = nullptr;
+    window_bytes_ = 0;
 }
 
 int Context::node_comm(MPI_Comm *out) {
@@ -126,11 +152,18 @@ int Context::node_comm(MPI_Comm *out) {
 
 int Context::window(size_t bytes, MPI_Win *win, char **base) {
     if (window_ == MPI_WIN_NULL || window_bytes_ < bytes) {
-        if (window_ != MPI_WIN_NULL) TUCOLL_MPI(MPI_Win_free(&window_));
-        window_bytes_ = 0;
-        // MPI allocates the memory so that it can use shared memory or registered buffers.
+        release_window();
         const size_t size = std::max<size_t>(bytes, 1);
-        TUCOLL_MPI(MPI_Win_allocate(static_cast<MPI_Aint>(size), 1, MPI_INFO_NULL, comm_, &window_base_, &window_));
+        if (win_allocate_misplaces_puts()) {
+            TUCOLL_MPI(MPI_Alloc_mem(static_cast<MPI_Aint>(size), MPI_INFO_NULL, &window_memory_));
+            window_base_ = static_cast<char *>(window_memory_);
+            const int rc = MPI_Win_create(window_base_, static_cast<MPI_Aint>(size), 1, MPI_INFO_NULL, comm_, &window_);
+            if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Win_create");
+        } else {
+            // MPI allocates the memory so that it can use shared memory (Open MPI's osc/sm, which
+            // serves MPI_Win_allocate on one node but not MPI_Win_create) or registered buffers.
+            TUCOLL_MPI(MPI_Win_allocate(static_cast<MPI_Aint>(size), 1, MPI_INFO_NULL, comm_, &window_base_, &window_));
+        }
         TUCOLL_MPI(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN));
         // Zeroed before its first fence: users of the window (rma's arrival flags) rely on it.
         std::memset(window_base_, 0, size);

@@ -122,6 +122,7 @@ class Context {
     int init(MPI_Comm user);
     int compute_topology(int requested_ppn, Topology::Source source);
     int topology_from_node_ids(int my_node_id, int requested_ppn, Topology::Source source);
+    void release_window();  // collective: MPI_Win_free
 
     struct CachedSelection {
         const RegistryBase *registry;
@@ -141,6 +142,7 @@ class Context {
     MPI_Comm node_comm_ = MPI_COMM_NULL;
     MPI_Win window_ = MPI_WIN_NULL;
     char *window_base_ = nullptr;
+    void *window_memory_ = nullptr;  // MPI_Alloc_mem'd memory under MPI_Win_create, where used
     size_t window_bytes_ = 0;
     std::unordered_map<std::type_index, std::shared_ptr<void>> workspaces_;
     uint64_t created_ = 0;  // creation order, for releasing contexts alike on every rank
