@@ -46,6 +46,14 @@ int AllgatherExchange::run(const std::string &spec) {
                                  types_.recv, comm_);
 }
 
+int AllgatherExchange::run_plain() {
+    AllgatherBuffers &b = buffers_;
+    const void *send = in_place_ ? MPI_IN_PLACE : b.send.data();
+    return vector_ ? MPI_Allgatherv(send, b.sendcount, types_.send, b.recv.data(), b.recvcounts.data(), b.displs.data(),
+                                    types_.recv, comm_)
+                   : MPI_Allgather(send, b.sendcount, types_.send, b.recv.data(), b.recvcounts[0], types_.recv, comm_);
+}
+
 int AllgatherExchange::run_reference() {
     AllgatherBuffers &b = buffers_;
     b.reset_recv();

@@ -48,6 +48,12 @@ int AlltoallvExchange::run(const std::string &spec) {
                                  b.recv.data(), b.recvcounts.data(), b.rdispls.data(), types_.recv, comm_);
 }
 
+int AlltoallvExchange::run_plain() {
+    AlltoallvBuffers &b = buffers_;
+    return MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), types_.send, b.recv.data(),
+                         b.recvcounts.data(), b.rdispls.data(), types_.recv, comm_);
+}
+
 int AlltoallvExchange::run_reference() {
     AlltoallvBuffers &b = buffers_;
     b.fill_recv_sentinel();

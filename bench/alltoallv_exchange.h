@@ -13,6 +13,7 @@ class AlltoallvExchange final : public Exchange {
     const char *collective() const override { return "alltoallv"; }
     std::string prepare(int64_t size) override;
     int run(const std::string &spec) override;
+    int run_plain() override;
     int run_reference() override;
     bool can_capture_reference() const override { return true; }
     void capture_reference() override { reference_ = buffers_.recv; }

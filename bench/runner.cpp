@@ -109,6 +109,7 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
     MPI_Comm_size(comm, &nprocs);
     const std::vector<std::string> specs = candidates(exchange.collective(), options);
     for (const std::string &spec : specs) {
+        if (spec == kPlainMpi) continue;
         call_or_abort(comm, tucoll_check_spec(exchange.collective(), spec.c_str(), nprocs), "--alg " + spec);
     }
     tucoll_topology_t topo;
@@ -156,12 +157,18 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
                 if (last && options.check) exchange.reset_output();
                 MPI_Barrier(comm);
                 const double t0 = MPI_Wtime();
-                const int rc = exchange.run(specs[a]);
+                const bool plain = specs[a] == kPlainMpi;
+                const int rc = plain ? exchange.run_plain() : exchange.run(specs[a]);
                 const double t1 = MPI_Wtime();
-                call_or_abort(comm, rc, specs[a]);
+                call_or_abort(comm, rc, plain ? "--alg mpi (the plain MPI call)" : specs[a]);
                 if (it >= 0) local[a][it] = t1 - t0;
                 if (!last) continue;
-                reduce_stats(comm, specs[a], &batch[a]);
+                if (plain) {
+                    batch[a].algorithm = batch[a].chosen = kPlainMpi;
+                    batch[a].path = "the plain MPI call, not through tucoll";
+                } else {
+                    reduce_stats(comm, specs[a], &batch[a]);
+                }
                 exchange.add_columns(batch[a]);
                 if (!options.check) continue;
                 if (vendor_is_reference && a == vendor) {

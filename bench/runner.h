@@ -12,8 +12,11 @@
 
 namespace tucoll::bench {
 
+// `--alg mpi`: the collective's plain MPI call on the bench's communicator, not through tucoll.
+constexpr const char *kPlainMpi = "mpi";
+
 struct BenchOptions {
-    std::vector<std::string> algs;  // specs; empty = every registered algorithm, defaults
+    std::vector<std::string> algs;  // specs (or kPlainMpi); empty = every registered algorithm, defaults
     std::string dist = "uniform";
     int64_t size = 1024;
     std::vector<int64_t> sizes;  // overrides size when given
@@ -54,6 +57,9 @@ class Exchange {
     virtual const char *collective() const = 0;
     virtual std::string prepare(int64_t size) = 0;     // "" or why the inputs cannot be built
     virtual int run(const std::string &spec) = 0;      // one tucoll call (MPI error code)
+    // The program's own MPI call, not through tucoll (`--alg mpi`: the baseline of tucoll's
+    // per-call overhead); MPI_ERR_OTHER where MPI has no such collective.
+    virtual int run_plain() { return MPI_ERR_OTHER; }
     virtual int run_reference() = 0;                   // the vendor MPI, into the reference
     // Takes the output of the last run as the reference (the `vendor` candidate's); false when
     // this collective has no `vendor` algorithm.

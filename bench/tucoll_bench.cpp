@@ -29,8 +29,8 @@ using tucoll::bench::BenchOptions;
 
 void add_common_options(CLI::App *cmd, BenchOptions &o) {
     cmd->add_option("--alg", o.algs,
-                    "algorithm spec, e.g. scattered:block_count=8 (repeatable; default: every registered "
-                    "algorithm with default parameters)");
+                    "algorithm spec, e.g. scattered:block_count=8, or mpi for the program's own MPI call "
+                    "(repeatable; default: every registered algorithm with default parameters)");
     cmd->add_option("--size", o.size, "largest block in bytes, S (suffixes K, M)")
         ->transform(CLI::AsSizeValue(false))
         ->capture_default_str();

@@ -9,7 +9,6 @@
 
 #include "alltoallv/alltoallv.h"
 #include "core/context.h"
-#include "core/platform.h"
 #include "test_util.h"
 #include "tucoll.h"
 #include "typed_buffers.h"
@@ -109,13 +108,13 @@ TEST(Scratch, BuffersAreReusedAndGrowOnlyWhenNeeded) {
     ASSERT_NE(a, nullptr);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
     EXPECT_GE(buffer.capacity(), 1000u);
-    const uint64_t allocations = platform::allocations();
+    const uint64_t allocations = ScratchBuffer::allocations();
     EXPECT_EQ(buffer.get(10), a);
     EXPECT_EQ(buffer.get(1000), a);
-    EXPECT_EQ(platform::allocations(), allocations);
+    EXPECT_EQ(ScratchBuffer::allocations(), allocations);
     char *b = buffer.get(100000);
     ASSERT_NE(b, nullptr);
-    EXPECT_EQ(platform::allocations(), allocations + 1);
+    EXPECT_EQ(ScratchBuffer::allocations(), allocations + 1);
     EXPECT_EQ(buffer.get(5000), b);
 }
 
@@ -140,13 +139,13 @@ TEST(Scratch, SteadyStateCallsAllocateNoBuffers) {
                                          b.recv.data(), b.recvcounts.data(), b.rdispls.data(), t.recv, c.comm);
         };
         ASSERT_EQ(call(), MPI_SUCCESS) << alg.name;
-        const uint64_t allocations = platform::allocations();
+        const uint64_t allocations = ScratchBuffer::allocations();
         ASSERT_EQ(call(), MPI_SUCCESS) << alg.name;
-        EXPECT_EQ(platform::allocations(), allocations) << alg.name << ": a steady-state call allocated a buffer";
+        EXPECT_EQ(ScratchBuffer::allocations(), allocations) << alg.name << ": a steady-state call allocated a buffer";
         EXPECT_EQ(tucoll_comm_release_scratch(c.comm), MPI_SUCCESS);
         ASSERT_EQ(call(), MPI_SUCCESS) << alg.name;
         if (!alg.typed && !alg.meta) {  // the vendor's own calls (and auto's choice of them) pack nothing here
-            EXPECT_GT(platform::allocations(), allocations) << alg.name << ": no buffer was rebuilt after the release";
+            EXPECT_GT(ScratchBuffer::allocations(), allocations) << alg.name << ": no buffer was rebuilt after the release";
         }
     }
 }

@@ -11,7 +11,7 @@
 
 #include "allgather/allgather.h"
 #include "alltoallv/alltoallv.h"
-#include "core/platform.h"
+#include "core/context.h"
 #include "test_util.h"
 #include "tucoll.h"
 
@@ -231,10 +231,10 @@ TEST(InAlgorithm, OutOfMemoryOnOneRank) {
         const MPI_Comm comm = comm_for(spec);
         const Mismatch none{"no memory on rank 2", kInts, kInts};
         ASSERT_EQ(tucoll_comm_release_scratch(comm), MPI_SUCCESS);
-        if (world_rank() == 2) platform::detail::fail_next_allocations(1);
+        if (world_rank() == 2) ScratchBuffer::fail_next_allocations(1);
         double seconds = 0;
         const int rc = exchange(spec, none, comm, &seconds);
-        platform::detail::fail_next_allocations(0);
+        ScratchBuffer::fail_next_allocations(0);
         const Outcome o = gather(rc, seconds, comm);
         print_row(spec, none.name, "local", o);
         EXPECT_EQ(o.rc[2], MPI_ERR_NO_MEM) << spec;

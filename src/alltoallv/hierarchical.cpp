@@ -83,9 +83,17 @@ int64_t hierarchical_flows(const Params &params, const Scope &scope, int64_t int
     return std::max<int64_t>({1, intra, inter});
 }
 
-bool hierarchical_uses_max_block(const Params &params, const Scope &scope) {
-    const int q = scope.ppn, radix = static_cast<int>(params.get("radix"));
-    return scope.nodes() > 1 || !every_block_direct(q, std::min(radix, std::max(2, q)));
+Algorithm hierarchical_algorithm(const char *batch_doc, Bound batch_span) {
+    Algorithm a;
+    a.params = {{"radix", Bound::constant(2), Bound::local_procs(), 2, "radix of the intra-node TuNA", Grid::kRadix},
+                {"block_count", Bound::constant(0), Bound::unbounded(), 32, batch_doc, Grid::kNodeBatch, batch_span}};
+    a.constraints = "nodes of equal size (any placement); otherwise runs flat tuna and says so in the path";
+    // M for the blocks waiting for other nodes, or for T on the node.
+    a.uses_max_block = [](const Params &params, const Scope &scope) {
+        const int q = scope.ppn, radix = static_cast<int>(params.get("radix"));
+        return scope.nodes() > 1 || !every_block_direct(q, std::min(radix, std::max(2, q)));
+    };
+    return a;
 }
 
 void InterNodeArena::reset(int64_t worst_case) {

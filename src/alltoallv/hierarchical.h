@@ -57,6 +57,9 @@ int run_hierarchical(Context &ctx, const Call &call, const Params &params, Inter
 // rank in batches of block_count: flows at once (the larger of the two phases) and whether M is
 // reduced (for the inter-node blocks, or for T on the node).
 int64_t hierarchical_flows(const Params &params, const Scope &scope, int64_t inter_messages);
-bool hierarchical_uses_max_block(const Params &params, const Scope &scope);
+
+// The registry entry both variants share (parameters, constraints, use of M); each sets its
+// name, summary, run function and flows.
+Algorithm hierarchical_algorithm(const char *batch_doc, Bound batch_span);
 
 }  // namespace tucoll::alltoallv

@@ -57,17 +57,12 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
 }  // namespace
 
 Algorithm tuna_coalesced_algorithm() {
-    Algorithm a;
+    Algorithm a = hierarchical_algorithm("nodes per inter-node batch; 0 (or >= N-1) = all at once", Bound::nodes(-1));
     a.name = "tuna_coalesced";
     a.summary = "hierarchical TuNA: intra-node TuNA, then one message of Q blocks per other node (N-1 rounds)";
-    a.params = {{"radix", Bound::constant(2), Bound::local_procs(), 2, "radix of the intra-node TuNA", Grid::kRadix},
-                {"block_count", Bound::constant(0), Bound::unbounded(), 32,
-                 "nodes per inter-node batch; 0 (or >= N-1) = all at once", Grid::kNodeBatch, Bound::nodes(-1)}};
-    a.constraints = "nodes of equal size (any placement); otherwise runs flat tuna and says so in the path";
     a.flows_per_rank = [](const Params &params, const Scope &scope) {
         return hierarchical_flows(params, scope, scope.nodes() - 1);
     };
-    a.uses_max_block = hierarchical_uses_max_block;
     a.run = run;
     return a;
 }

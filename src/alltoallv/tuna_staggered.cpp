@@ -44,18 +44,13 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
 }  // namespace
 
 Algorithm tuna_staggered_algorithm() {
-    Algorithm a;
+    Algorithm a = hierarchical_algorithm("messages per inter-node batch; 0 (or >= (N-1)*Q) = all at once",
+                                         Bound::remote_procs());
     a.name = "tuna_staggered";
     a.summary = "hierarchical TuNA: intra-node TuNA, then one message per block to other nodes ((N-1)*Q rounds)";
-    a.params = {{"radix", Bound::constant(2), Bound::local_procs(), 2, "radix of the intra-node TuNA", Grid::kRadix},
-                {"block_count", Bound::constant(0), Bound::unbounded(), 32,
-                 "messages per inter-node batch; 0 (or >= (N-1)*Q) = all at once", Grid::kNodeBatch,
-                 Bound::remote_procs()}};
-    a.constraints = "nodes of equal size (any placement); otherwise runs flat tuna and says so in the path";
     a.flows_per_rank = [](const Params &params, const Scope &scope) {
         return hierarchical_flows(params, scope, static_cast<int64_t>(scope.nodes() - 1) * scope.ppn);
     };
-    a.uses_max_block = hierarchical_uses_max_block;
     a.run = run;
     return a;
 }

@@ -56,6 +56,11 @@ class ScratchBuffer {
     char *get(size_t bytes);
     size_t capacity() const { return capacity_; }
 
+    // How many buffers have been allocated in this process (tests check that a steady-state call
+    // takes none), and a test hook: the next `count` allocations fail.
+    static uint64_t allocations();
+    static void fail_next_allocations(int count);
+
   private:
     char *data_ = nullptr;
     size_t capacity_ = 0;

@@ -20,9 +20,6 @@ void charge_copy(int64_t bytes);
 // runs at thousands of ranks fit in memory but leaves their contents meaningless.
 void *allocate(size_t bytes);
 void release(void *ptr);
-// How many buffers allocate() has handed out in this process (tests check that steady-state
-// calls take none).
-uint64_t allocations();
 
 // Bytes of a message a status describes — one announced by a probe, or one received into bytes
 // or a datatype of bytes (MPI_Get_elements_x where available: SMPI lacks it and its messages
@@ -41,8 +38,8 @@ struct Probed {
 };
 // Waits for (blocking) or looks for a message on `tag` from any rank; *found says whether one was.
 int probe(MPI_Comm comm, int tag, bool blocking, bool *found, Probed *out);
-// Receives the probed message, message_bytes(&probed.status) bytes, into `buf`.
-int receive(Probed &probed, void *buf, int64_t bytes);
+// Receives the probed message into `buf`, described as `count` elements of `type`.
+int receive(Probed &probed, void *buf, int count, MPI_Datatype type);
 
 // A non-blocking barrier (NBX's termination test). Real MPI: MPI_Ibarrier. SMPI: a dissemination
 // barrier of zero-byte messages on `tag`, progressed by test(): SMPI's own MPI_Ibarrier is a
@@ -70,11 +67,6 @@ class NonblockingBarrier {
     int nsends_ = 0;
     bool finished_ = false;
 };
-
-namespace detail {
-// Makes the next `count` calls of allocate() in this process fail (tests of out-of-memory paths).
-void fail_next_allocations(int count);
-}  // namespace detail
 
 // "mpi" or "smpi", for statistics and logs.
 const char *name();

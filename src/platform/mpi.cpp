@@ -1,30 +1,13 @@
 // Running on a real MPI library: copies cost what they cost, buffers come from the heap.
-#include <atomic>
 #include <cstdlib>
 
-#include "core/p2p.h"
 #include "core/platform.h"
 
 namespace tucoll::platform {
 
 void charge_copy(int64_t) {}
 
-namespace {
-std::atomic<uint64_t> allocated{0};
-std::atomic<int> failing{0};
-}  // namespace
-
-namespace detail {
-void fail_next_allocations(int count) { failing = count; }
-}  // namespace detail
-
-void *allocate(size_t bytes) {
-    if (failing > 0 && failing-- > 0) return nullptr;
-    ++allocated;
-    return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-}
-
-uint64_t allocations() { return allocated.load(); }
+void *allocate(size_t bytes) { return std::aligned_alloc(64, (bytes + 63) / 64 * 64); }
 
 void release(void *ptr) { std::free(ptr); }
 
@@ -43,14 +26,8 @@ int probe(MPI_Comm comm, int tag, bool blocking, bool *found, Probed *out) {
     return rc;
 }
 
-int receive(Probed &probed, void *buf, int64_t bytes) {
-    MPI_Datatype type = MPI_BYTE;
-    int count = 0;
-    int rc = byte_type(bytes, &type, &count);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = MPI_Mrecv(buf, count, type, &probed.message, MPI_STATUS_IGNORE);
-    if (type != MPI_BYTE) MPI_Type_free(&type);
-    return rc;
+int receive(Probed &probed, void *buf, int count, MPI_Datatype type) {
+    return MPI_Mrecv(buf, count, type, &probed.message, MPI_STATUS_IGNORE);
 }
 
 // A barrier abandoned on an error path keeps its request: MPI forbids MPI_Request_free on a

@@ -4,11 +4,9 @@
 // what an algorithm copies.
 #include <mpi.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
-#include "core/p2p.h"
 #include "core/platform.h"
 
 namespace tucoll::platform {
@@ -37,21 +35,10 @@ void charge_copy(int64_t bytes) {
     if (bytes > 0) smpi_execute(static_cast<double>(bytes) / copy_bandwidth());
 }
 
-std::atomic<uint64_t> allocated{0};
-std::atomic<int> failing{0};
-
-namespace detail {
-void fail_next_allocations(int count) { failing = count; }
-}  // namespace detail
-
 void *allocate(size_t bytes) {
-    if (failing > 0 && failing-- > 0) return nullptr;
-    ++allocated;
     if (shared_buffers()) return SMPI_SHARED_MALLOC(bytes > 0 ? bytes : 1);
     return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
 }
-
-uint64_t allocations() { return allocated.load(); }
 
 void release(void *ptr) {
     if (ptr == nullptr) return;
@@ -79,14 +66,8 @@ int probe(MPI_Comm comm, int tag, bool blocking, bool *found, Probed *out) {
     return rc;
 }
 
-int receive(Probed &probed, void *buf, int64_t bytes) {
-    MPI_Datatype type = MPI_BYTE;
-    int count = 0;
-    int rc = byte_type(bytes, &type, &count);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = MPI_Recv(buf, count, type, probed.status.MPI_SOURCE, probed.tag, probed.comm, MPI_STATUS_IGNORE);
-    if (type != MPI_BYTE) MPI_Type_free(&type);
-    return rc;
+int receive(Probed &probed, void *buf, int count, MPI_Datatype type) {
+    return MPI_Recv(buf, count, type, probed.status.MPI_SOURCE, probed.tag, probed.comm, MPI_STATUS_IGNORE);
 }
 
 NonblockingBarrier::~NonblockingBarrier() {

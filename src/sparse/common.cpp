@@ -39,7 +39,12 @@ int receive(platform::Probed &probed, Inbox &inbox, int source_override) {
     int64_t bytes = 0;
     TUCOLL_MPI(platform::message_bytes(&probed.status, &bytes));
     char *dst = inbox.add(source_override >= 0 ? source_override : probed.status.MPI_SOURCE, bytes);
-    TUCOLL_MPI(platform::receive(probed, dst, bytes));
+    MPI_Datatype type = MPI_BYTE;
+    int count = 0;
+    TUCOLL_TRY(byte_type(bytes, &type, &count));
+    const int rc = platform::receive(probed, dst, count, type);
+    if (type != MPI_BYTE) MPI_Type_free(&type);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, "receiving a probed message");
     return MPI_SUCCESS;
 }
 
