@@ -40,6 +40,34 @@ bool built_in_order(MPI_Datatype type, int depth) {
     return result;
 }
 
+// MPI_BOTTOM is a null pointer in MPICH, whose MPI_Pack/MPI_Unpack reject a null buffer even
+// when the datatype holds absolute addresses (MPICH 4.0 and 5.0). A piece that starts at address
+// 0 is therefore described from a non-null anchor: one element of a type displaced by -anchor.
+char null_anchor;
+
+struct FromAnchor {
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    ~FromAnchor() {
+        if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+    }
+    // Sets *buf, *count and *piece_type so that they describe `elems` elements of `type` at `at`.
+    int describe(const void *at, int64_t elems, MPI_Datatype type_in, void **buf, int *count,
+                 MPI_Datatype *piece_type) {
+        *buf = const_cast<void *>(at);
+        *count = static_cast<int>(elems);
+        *piece_type = type_in;
+        if (at != nullptr) return MPI_SUCCESS;
+        const int length = static_cast<int>(elems);
+        const MPI_Aint displacement = MPI_Aint_diff(0, reinterpret_cast<MPI_Aint>(&null_anchor));
+        TUCOLL_MPI(MPI_Type_create_hindexed(1, &length, &displacement, type_in, &type));
+        TUCOLL_MPI(MPI_Type_commit(&type));
+        *buf = &null_anchor;
+        *count = 1;
+        *piece_type = type;
+        return MPI_SUCCESS;
+    }
+};
+
 template <class I>
 int pack(const void *buf, MPI_Datatype type, const TypeInfo &info, int n, const I counts[], const I displs[],
          char *out, const int64_t offsets[], MPI_Comm comm) {
@@ -51,7 +79,12 @@ int pack(const void *buf, MPI_Datatype type, const TypeInfo &info, int n, const 
             const int64_t elems = std::min<int64_t>(piece, static_cast<int64_t>(counts[i]) - done);
             int position = 0;
             const int bytes = static_cast<int>(elems * info.size);
-            TUCOLL_MPI(MPI_Pack(src + done * info.extent, static_cast<int>(elems), type, dst, bytes, &position, comm));
+            FromAnchor anchored;
+            void *at = nullptr;
+            int count = 0;
+            MPI_Datatype piece_type = MPI_DATATYPE_NULL;
+            TUCOLL_TRY(anchored.describe(src + done * info.extent, elems, type, &at, &count, &piece_type));
+            TUCOLL_MPI(MPI_Pack(at, count, piece_type, dst, bytes, &position, comm));
             if (position != bytes) {
                 return failf(MPI_ERR_TYPE, "MPI_Pack produced %d bytes for %d bytes of data; tucoll needs "
                              "a homogeneous MPI whose packed form is the raw data", position, bytes);
@@ -74,7 +107,12 @@ int unpack(const char *in, const int64_t offsets[], void *buf, MPI_Datatype type
             const int64_t elems = std::min<int64_t>(piece, static_cast<int64_t>(counts[i]) - done);
             int position = 0;
             const int bytes = static_cast<int>(elems * info.size);
-            TUCOLL_MPI(MPI_Unpack(src, bytes, &position, dst + done * info.extent, static_cast<int>(elems), type, comm));
+            FromAnchor anchored;
+            void *at = nullptr;
+            int count = 0;
+            MPI_Datatype piece_type = MPI_DATATYPE_NULL;
+            TUCOLL_TRY(anchored.describe(dst + done * info.extent, elems, type, &at, &count, &piece_type));
+            TUCOLL_MPI(MPI_Unpack(src, bytes, &position, at, count, piece_type, comm));
             src += bytes;
             platform::charge_copy(bytes);
         }
