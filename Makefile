@@ -7,6 +7,7 @@
 #   make test MPI=mpich       the same against MPICH (build-mpich/), quick matrix at P <= 5
 #   make build                build into build/ (binaries in build/bin/)
 #   make install PREFIX=DIR   library, header, CMake package and pkg-config file
+#   make test-gpu             the GPU tests (the ipc algorithm's cuda backend) on a machine with GPUs
 #   make sanitize             the MPI tests under AddressSanitizer + UBSan (build-asan/)
 #   make sim-build            library, tucoll-bench and transitive_closure for SimGrid's SMPI (build-sim/)
 #   make docs                 regenerate the registry-driven parts of README.md
@@ -36,7 +37,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
 CTEST_ARGS ?=
 
-.PHONY: all deps sim-deps venv configure build test ctest pytest demo install sanitize docs clean sim-build
+.PHONY: all deps sim-deps venv configure build test test-gpu ctest pytest demo install sanitize docs clean sim-build
 
 all: build
 
@@ -71,6 +72,11 @@ test: venv
 	$(MAKE) --no-print-directory ctest
 	$(if $(filter openmpi,$(MPI)),rm -rf build-sim && $(MAKE) --no-print-directory sim-build)
 	$(MAKE) --no-print-directory pytest
+
+# Needs a CUDA toolkit (nvcc; CUDACXX if not in /usr/local/cuda) and, to do more than skip, GPUs;
+# a CUDA-aware MPI only for the messages between nodes and below ipc_threshold.
+test-gpu: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -L gpu $(CTEST_ARGS)
 
 demo: build venv sim-build
 	$(PYTHON) -m tucoll demo --build-dir $(BUILD_DIR) --sim-build-dir build-sim

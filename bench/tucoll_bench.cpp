@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "allgather_exchange.h"
+#include "alltoall_exchange.h"
 #include "alltoallv_exchange.h"
 #include "crs_exchange.h"
 #include "report.h"
@@ -123,11 +124,15 @@ int main(int argc, char **argv) {
         cmd->add_option("--dist", o.dist, what + ":\n" + tucoll::bench::distribution_help())->capture_default_str();
     };
 
-    BenchOptions alltoallv_opts, allgather_opts, allgatherv_opts;
+    BenchOptions alltoallv_opts, alltoall_opts, allgather_opts, allgatherv_opts;
     CLI::App *alltoallv = app.add_subcommand("alltoallv", "non-uniform all-to-all (MPI_Alltoallv arguments)");
     add_common_options(alltoallv, alltoallv_opts);
     add_dist(alltoallv, alltoallv_opts, "block-size distribution (block i -> j)");
     add_type(alltoallv, alltoallv_opts);
+
+    CLI::App *alltoall = app.add_subcommand("alltoall", "all-to-all of --size bytes per block (MPI_Alltoall arguments)");
+    add_common_options(alltoall, alltoall_opts);
+    add_type(alltoall, alltoall_opts);
 
     CLI::App *allgather = app.add_subcommand("allgather", "allgather of --size bytes per rank (MPI_Allgather arguments)");
     add_common_options(allgather, allgather_opts);
@@ -178,6 +183,11 @@ int main(int argc, char **argv) {
     } else if (alltoallv->parsed()) {
         rc = run_collective(alltoallv_opts, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
             return std::make_unique<tucoll::bench::AlltoallvExchange>(alltoallv_opts, comm);
+        });
+    } else if (alltoall->parsed()) {
+        alltoall_opts.dist = "-";  // every block --size bytes
+        rc = run_collective(alltoall_opts, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
+            return std::make_unique<tucoll::bench::AlltoallExchange>(alltoall_opts, comm);
         });
     } else if (allgather->parsed()) {
         allgather_opts.dist = "-";  // every rank contributes --size bytes

@@ -49,6 +49,17 @@ TUCOLL_API int tucoll_alltoallv_with(const char *spec, const void *sendbuf, cons
                           const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                           MPI_Comm comm);
 
+/* ---- All-to-all ------------------------------------------------------------------------------ */
+
+/* Same arguments and semantics as MPI_Alltoall (MPI_IN_PLACE accepted as sendbuf). Every
+   alltoallv algorithm serves it; TUCOLL_ALLTOALL chooses among them as TUCOLL_ALLTOALLV does. */
+TUCOLL_API int tucoll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
+/* As tucoll_alltoall with an explicit algorithm spec; every rank must pass the same spec. */
+TUCOLL_API int tucoll_alltoall_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
 /* ---- Allgather -------------------------------------------------------------------------------- */
 
 /* Same arguments and semantics as MPI_Allgather (MPI_IN_PLACE accepted as sendbuf). */

@@ -37,9 +37,21 @@ TEST(Spec, ParsesBareNameAndSuffixes) {
     EXPECT_EQ(v, -3);
 }
 
+// Named values are kept as words; the registry resolves them against the parameter's choices
+// (test_ipc: copy=kernel|memcpy|hybrid), and a parameter without choices rejects them.
+TEST(Spec, ParsesNamedValues) {
+    Spec s;
+    ASSERT_EQ(parse_spec("ipc:copy=hybrid,ipc_threshold=4K", &s), MPI_SUCCESS);
+    ASSERT_EQ(s.words.size(), 1u);
+    EXPECT_EQ(s.words[0], (std::pair<std::string, std::string>{"copy", "hybrid"}));
+    ASSERT_EQ(s.values.size(), 1u);
+    EXPECT_EQ(s.values[0], (std::pair<std::string, long>{"ipc_threshold", 4096}));
+}
+
 TEST(Spec, RejectsMalformedText) {
     Spec s;
-    for (const char *bad : {"", ":", "4tuna", "tuna:radix", "tuna:radix=", "tuna:radix=two", "tuna:radix=4,",
+    for (const char *bad : {"", ":", "4tuna", "tuna:radix", "tuna:radix=", "tuna:radix=2x", "ipc:copy=a-b", "tuna:radix=4,",
+                            "ipc:copy=kernel,copy=1",
                             "tuna:radix=4,radix=5", "tuna:=4", "tu-na", "tuna:radix=99999999999999999999"}) {
         EXPECT_EQ(parse_spec(bad, &s), MPI_ERR_ARG) << "accepted \"" << bad << "\"";
         EXPECT_NE(std::string(tucoll_error_string(MPI_ERR_ARG)).find("spec"), std::string::npos) << bad;

@@ -9,6 +9,14 @@ BEGIN = "<!-- BEGIN GENERATED: algorithms (make docs) -->"
 END = "<!-- END GENERATED: algorithms -->"
 
 
+def describe_parameter(p: dict) -> str:
+    """`radix` in [2, P], default 2: ...; a named parameter lists its choices."""
+    if p.get("choices"):
+        names = " \\| ".join(p["choices"])  # a bar inside a Markdown table cell
+        return f"`{p['name']}` one of {names}, default {p['choices'][p['default']]}: {p['doc']}"
+    return f"`{p['name']}` in [{p['min']}, {p['max']}], default {p['default']}: {p['doc']}"
+
+
 def algorithm_table(registry: dict) -> str:
     """Markdown: one table per collective, one row per algorithm, parameters with ranges."""
     out: list[str] = []
@@ -19,7 +27,7 @@ def algorithm_table(registry: dict) -> str:
         out.append("| --- | --- | --- |")
         for alg in entry["algorithms"]:
             params = "<br>".join(
-                f"`{p['name']}` in [{p['min']}, {p['max']}], default {p['default']}: {p['doc']}" for p in alg["params"]
+                describe_parameter(p) for p in alg["params"]
             ) or "—"
             out.append(f"| `{alg['name']}` | {alg['summary']} | {params} |")
         out.append("")

@@ -512,6 +512,52 @@ def plot_auto(data: pd.DataFrame, out: Path) -> str:
     return "\n".join(lines + [f"worst auto/best: {worst:.3f} over {len(rows)} workloads"])
 
 
+IPC_SIZES = ("16", "256", "4K", "64K", "512K", "4M")
+IPC_SPECS = ("vendor", "ipc", "ipc:copy=kernel", "ipc:copy=memcpy", "ipc:overlap=0", "spreadout", "pairwise",
+             "tuna:radix=2")
+IPC_RUNS = {"thetagpu-like": (8, 16, 32, 64, 128), "lassen-like": (4, 8, 16, 32, 64)}
+
+
+def ipc_cases(registry: dict) -> list[Case]:
+    # One warm-up call: the first call on a communicator splits the node's communicator and agrees
+    # on the backend, which a real program pays once.
+    return [Case(platform, p, "alltoall", IPC_SPECS, workload=("--warmup", "1"), sizes=IPC_SIZES)
+            for platform, nprocs in IPC_RUNS.items() for p in nprocs]
+
+
+def plot_ipc(data: pd.DataFrame, out: Path) -> str:
+    host = ("spreadout", "pairwise", "tuna:radix=2")
+    lines = []
+    platforms = list(dict.fromkeys(data["platform"]))
+    fig, axes = plt.subplots(2, len(platforms), figsize=(5.8 * len(platforms), 8), squeeze=False)
+    for col, platform in enumerate(platforms):
+        at = data[data["platform"] == platform]
+        top, bottom = axes[0][col], axes[1][col]
+        for i, (nprocs, group) in enumerate(at.groupby("nprocs")):
+            t = group.pivot_table(index="size", columns="requested", values="median_us")
+            best_host = t[[h for h in host if h in t]].min(axis=1)
+            top.plot(t.index, t["vendor"] / t["ipc"], marker="o", color=f"C{i}", label=f"P = {nprocs}")
+            for size in t.index:
+                lines.append(f"{platform} P = {nprocs}, S = {human(size)}: vendor {t.loc[size, 'vendor']:.1f}, "
+                             f"ipc (hybrid) {t.loc[size, 'ipc']:.1f}, kernel {t.loc[size, 'ipc:copy=kernel']:.1f}, "
+                             f"memcpy {t.loc[size, 'ipc:copy=memcpy']:.1f}, no overlap "
+                             f"{t.loc[size, 'ipc:overlap=0']:.1f}, best host algorithm {best_host[size]:.1f} us")
+        top.axhline(1.0, color="black", linewidth=0.8)
+        top.set(xscale="log", xlabel="block size (bytes)", ylabel="vendor time / ipc (hybrid) time",
+                title=f"alltoall, {platform} (simulated)")
+        one = at[at["nprocs"] == at["nprocs"].min()].pivot_table(index="size", columns="requested", values="median_us")
+        for spec, style in (("vendor", "s--"), ("ipc:copy=kernel", "o-"), ("ipc:copy=memcpy", "^-"), ("ipc", "k:")):
+            bottom.plot(one.index, one[spec], style, label="ipc (hybrid)" if spec == "ipc" else spec)
+        bottom.set(xscale="log", yscale="log", xlabel="block size (bytes)", ylabel="simulated time (us)",
+                   title=f"one node ({at['nprocs'].min()} GPUs): kernel vs memcpy copies")
+        for ax in (top, bottom):
+            ax.set_xscale("log", base=2)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7)
+    save(fig, out)
+    return "\n".join(lines)
+
+
 FIGURES = {f.name: f for f in [
     Figure("radix-trends", "TuNA radix trends at P = 1024 (seed 000 Fig. 7)", radix_trend_cases, plot_radix_trends),
     Figure("tuna-vs-vendor", "TuNA (best radix) vs vendor alltoallv over P (seed 000 Figs. 8-9)", vendor_cases,
@@ -522,6 +568,7 @@ FIGURES = {f.name: f for f in [
     Figure("sparse-scaling", "sparse dynamic exchange on real matrices (seed 004 Figs. 5-8)", sparse_cases,
            plot_sparse),
     Figure("auto-check", "auto against the fastest candidate in the same run (seed 003)", auto_cases, plot_auto),
+    Figure("ipc-gpu", "IPC alltoall on simulated GPU clusters (seed 002 Figs. 4, 8, 9)", ipc_cases, plot_ipc),
 ]}
 
 

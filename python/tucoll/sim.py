@@ -38,6 +38,9 @@ class Platform:
     vendor: str
     copy_bandwidth: float
     summary: str
+    # GPU platforms: what an IPC copy between the node's GPUs costs, per engine (seconds, bytes/s);
+    # the `ipc` algorithm's sim backend charges it (src/ipc/sim.cpp).
+    ipc: dict | None = None
 
     @classmethod
     def load(cls, name: str) -> "Platform":
@@ -47,7 +50,7 @@ class Platform:
         entry = table[name]
         hosts = [f"{prefix}{i}{suffix}" for prefix, count, suffix in entry["hosts"] for i in range(count)]
         return cls(name, PLATFORM_DIR / entry["file"], hosts, entry["ranks_per_node"], entry["vendor"],
-                   float(entry["copy_bandwidth"]), entry["summary"])
+                   float(entry["copy_bandwidth"]), entry["summary"], entry.get("ipc"))
 
 
 def platforms() -> dict:
@@ -157,6 +160,10 @@ def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str],
     env = dict(os.environ)
     env["TUCOLL_SIM_COPY_BW"] = repr(run.platform.copy_bandwidth)
     env["TUCOLL_SIM_SHARED_BUFFERS"] = "1" if run.shared_buffers else "0"
+    for engine in ("kernel", "memcpy"):
+        if run.platform.ipc:
+            env[f"TUCOLL_SIM_IPC_{engine.upper()}_LAT"] = repr(run.platform.ipc[f"{engine}_latency"])
+            env[f"TUCOLL_SIM_IPC_{engine.upper()}_BW"] = repr(run.platform.ipc[f"{engine}_bandwidth"])
     env.pop("TUCOLL_PPN", None)  # nodes come from the hostfile
     # SMPI runs a private copy of the binary per rank (privatization), so the library cannot find
     # the build's table beside itself: name it, unless the caller chose one.

@@ -55,7 +55,7 @@ def batch_values(lo: int, peers: int, grid: str) -> list[int]:
     return sorted(v for v in values if lo <= v < peers) + ([0] if lo <= 0 else [])
 
 
-def parameter_values(alg: dict, param: dict, nprocs: int, ppn: int, grid: str) -> list[int]:
+def parameter_values(alg: dict, param: dict, nprocs: int, ppn: int, grid: str) -> list[int | str]:
     """The values of one parameter a sweep times at P = nprocs, Q = ppn: its range comes from the
     library (tucoll_param_range), its sampling from the registry's `grid`."""
     r = native.library().param_range("alltoallv", alg["name"], param["name"], nprocs, ppn)
@@ -65,6 +65,10 @@ def parameter_values(alg: dict, param: dict, nprocs: int, ppn: int, grid: str) -
         return batch_values(r.low, r.span, grid)
     if param["grid"] == "node-batch":  # batches of fewer nodes than there are (seed 003), and 0
         return batch_values(r.low, math.ceil(nprocs / ppn), grid)
+    if param["grid"] == "choices":  # every named way (copy=kernel|memcpy|hybrid)
+        return list(param["choices"])
+    if param["grid"] == "default":  # a machine's threshold: what the library would use
+        return [param["default"] if not param["choices"] else param["choices"][param["default"]]]
     # Any other parameter: its default, and its bounds when they are finite.
     return sorted({v for v in (r.low, param["default"], r.high) if v is not None})
 

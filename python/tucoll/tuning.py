@@ -61,9 +61,11 @@ def load(paths: list[Path]) -> pd.DataFrame:
     return data.reset_index(drop=True)
 
 
-def spec_parts(spec: str) -> tuple[str, dict[str, int]]:
+def spec_parts(spec: str) -> tuple[str, dict[str, int | str]]:
+    """("tuna", {"radix": 4}) from "tuna:radix=4"; named values (copy=hybrid) stay strings."""
     name, _, params = spec.partition(":")
-    return name, {k: int(v) for k, v in (kv.split("=") for kv in params.split(",") if "=" in kv)}
+    pairs = (kv.split("=", 1) for kv in params.split(",") if "=" in kv)
+    return name, {k: int(v) if v.lstrip("-").isdigit() else v for k, v in pairs}
 
 
 # -------------------------------------------------------------------------------- analysis

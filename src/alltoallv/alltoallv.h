@@ -23,6 +23,19 @@ struct TypedArgs {
     const int *rdispls;
     MPI_Datatype recvtype;
     MPI_Comm comm;
+    // Set when the call is an MPI_Alltoall (tucoll_alltoall): its own arguments, for algorithms
+    // that call the MPI's MPI_Alltoall; the fields above then describe the same exchange as an
+    // alltoallv (every count the same, block j at displacement j).
+    const struct UniformArgs *alltoall = nullptr;
+};
+
+struct UniformArgs {
+    const void *sendbuf;  // may be MPI_IN_PLACE
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype recvtype;
 };
 
 // The byte view algorithms work on: block i of the send side is scounts[i] bytes at
@@ -39,6 +52,9 @@ struct Call {
     // M, the largest block any rank sends, when the caller already reduced it (`auto` does);
     // -1 otherwise. Lets TuNA skip its own MPI_Allreduce.
     int64_t known_max_block = -1;
+    // Every block is the same size at displacement j * size, on every rank: the call came through
+    // tucoll_alltoall, so this is known without communication.
+    bool uniform = false;
 };
 
 using RunFn = int (*)(Context &ctx, const Call &call, const Params &params, CallStats &stats);
@@ -62,6 +78,13 @@ struct Algorithm : AlgorithmInfo {
 };
 
 const Registry<Algorithm> &registry();
+// The MPI_Alltoall registry: every alltoallv algorithm on uniform counts, its `vendor` calling the
+// MPI's MPI_Alltoall (src/alltoall).
+const Registry<Algorithm> &alltoall_registry();
+
+// Runs a call through the common driver (core/driver.h): alltoallv, or alltoall when
+// `args.alltoall` is set.
+int run(const char *spec, const TypedArgs &args);
 
 // One function per algorithm file, returning its registry entry.
 Algorithm vendor_algorithm();
@@ -74,6 +97,7 @@ Algorithm bruck2_algorithm();
 Algorithm tuna_algorithm();
 Algorithm tuna_coalesced_algorithm();
 Algorithm tuna_staggered_algorithm();
+Algorithm ipc_algorithm();
 Algorithm auto_algorithm();
 
 }  // namespace tucoll::alltoallv

@@ -8,7 +8,14 @@
 #include "core/driver.h"
 #include "core/errors.h"
 #include "core/validate.h"
+#include "ipc/backend.h"
 #include "tucoll.h"
+
+#if defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
 
 namespace tucoll::alltoallv {
 namespace {
@@ -19,7 +26,35 @@ struct Prepared {
     TypeInfo send_type;
     TypeInfo recv_type;
     bool in_place = false;
+    bool device = false;  // GPU buffers (CUDA builds): only the algorithms that accept them run
 };
+
+// Whether the MPI library's own collectives take GPU buffers (Open MPI's CUDA extension says so
+// at run time; other MPIs are not asked, and `vendor` is then refused on device memory).
+bool mpi_is_cuda_aware() {
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+    static const bool aware = MPIX_Query_cuda_support() == 1;
+    return aware;
+#else
+    return false;
+#endif
+}
+
+// The entry that runs on device buffers in place of `alg`: `auto` takes `ipc`; an algorithm that
+// reads or copies the buffers on the host is refused.
+int device_choice(Context &ctx, const Registry<Algorithm> &entries, const Algorithm &alg, const Prepared &prep,
+                  const char *fn, Selection *ipc) {
+    if (!prep.send_type.contiguous || !prep.recv_type.contiguous) {
+        return failf(MPI_ERR_TYPE, "%s: device buffers need contiguous datatypes (no packing on the GPU)", fn);
+    }
+    if (alg.meta) return resolve_spec(entries, "ipc", ctx.scope(), ipc);
+    const bool accepted = alg.name == "ipc" || (alg.typed && mpi_is_cuda_aware());
+    if (!accepted) {
+        return failf(MPI_ERR_BUFFER, "%s: %s cannot take device buffers: use ipc (or vendor with a CUDA-aware MPI)",
+                     fn, alg.name.c_str());
+    }
+    return MPI_SUCCESS;
+}
 
 // The byte view of a call and the buffers behind it, reused from call to call.
 struct ByteView {
@@ -87,7 +122,7 @@ int run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const Ty
                                                                               : "direct";
     stats.path = stats.path.empty() ? path : stats.path + "; " + path;
     const Call call{a,          send.base,           view.scounts.data(), view.sdispls.data(), recv.base,
-                    view.rcounts.data(), view.rdispls.data(), known_max_block};
+                    view.rcounts.data(), view.rdispls.data(), known_max_block, a.alltoall != nullptr};
     const int rc = alg.run(ctx, call, sel.params, stats);
     // Whatever the algorithm met, its requests complete before the receive side is unpacked.
     ctx.requests().fault(rc);
@@ -103,9 +138,12 @@ struct Alltoallv {
     using Args = TypedArgs;
     using Prepared = alltoallv::Prepared;
 
-    static const char *function(const Args &) { return kFn; }
+    static const char *function(const Args &a) { return a.alltoall ? "tucoll_alltoall" : kFn; }
     static MPI_Comm comm(const Args &a) { return a.comm; }
-    static const RegistryBase &registry(const Args &) { return alltoallv::registry(); }
+    static const Registry<Algorithm> &entries(const Args &a) {
+        return a.alltoall ? alltoallv::alltoall_registry() : alltoallv::registry();
+    }
+    static const RegistryBase &registry(const Args &a) { return entries(a); }
 
     static int check(Context &ctx, const Args &a, Prepared *prep) {
         const int p = ctx.size(), me = ctx.rank();
@@ -117,6 +155,7 @@ struct Alltoallv {
         TUCOLL_TRY(check_buffer(kFn, "recvbuf", a.recvbuf, recv_total, prep->recv_type));
 
         prep->in_place = a.sendbuf == MPI_IN_PLACE;
+        prep->device = ipc::is_device_buffer(a.recvbuf) || (!prep->in_place && ipc::is_device_buffer(a.sendbuf));
         if (prep->in_place) {
             prep->send_type = prep->recv_type;
             return MPI_SUCCESS;
@@ -154,16 +193,23 @@ struct Alltoallv {
     static int run(Context &ctx, const Selection &selected, const Args &a, Prepared &prep, CallStats &stats) {
         const Selection *sel = &selected;
         Choice choice;
-        if (const ChooseFn choose = alltoallv::registry()[sel->index].choose) {
+        Selection on_device;
+        if (prep.device) {
+            // Decided locally from the buffers, before auto's reduction: the ranks of a
+            // correct program all pass device buffers or none.
+            TUCOLL_TRY(device_choice(ctx, entries(a), entries(a)[sel->index], prep, function(a), &on_device));
+            if (entries(a)[sel->index].meta) sel = &on_device;
+        } else if (const ChooseFn choose = entries(a)[sel->index].choose) {
             TUCOLL_TRY(choose(ctx, a, prep.send_type.size, &choice));
             sel = &choice.selection;
             stats.path = choice.note;
         }
-        const Algorithm &alg = alltoallv::registry()[sel->index];
+        const Algorithm &alg = entries(a)[sel->index];
         stats.algorithm = sel->spec;
         if (!alg.typed) return run_bytes(ctx, alg, *sel, a, prep, choice.known_max_block, stats);
         stats.path = stats.path.empty() ? "typed" : stats.path + "; typed";
-        const Call call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, choice.known_max_block};
+        const Call call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, choice.known_max_block,
+                        a.alltoall != nullptr};
         return alg.run(ctx, call, sel->params, stats);
     }
 };

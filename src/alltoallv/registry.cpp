@@ -16,6 +16,7 @@ const Registry<Algorithm> &registry() {
                                                   tuna_algorithm(),
                                                   tuna_coalesced_algorithm(),
                                                   tuna_staggered_algorithm(),
+                                                  ipc_algorithm(),
                                                   auto_algorithm(),
                                               });
     return instance;

@@ -32,6 +32,7 @@ nlohmann::ordered_json registry_as_json() {
                                   {"default", p.default_value},
                                   {"doc", p.doc},
                                   {"grid", tucoll::grid_name(p.grid)},
+                                  {"choices", p.choices},
                                   {"bounds", {{"min", bound(p.min)}, {"max", bound(p.max)}, {"span", bound(p.span)}}}});
             }
             algorithms.push_back({{"name", alg.name},

@@ -9,6 +9,7 @@ namespace tucoll {
 const std::vector<const RegistryBase *> &all_registries() {
     static const std::vector<const RegistryBase *> registries = {
         &alltoallv::registry(),
+        &alltoallv::alltoall_registry(),
         &allgather::allgather_registry(),
         &allgather::allgatherv_registry(),
         &sparse::alltoall_crs_registry(),

@@ -39,6 +39,8 @@ const char *grid_name(Grid grid) {
         case Grid::kRadix: return "radix";
         case Grid::kBatch: return "batch";
         case Grid::kNodeBatch: return "node-batch";
+        case Grid::kChoices: return "choices";
+        case Grid::kDefault: return "default";
         case Grid::kValues: break;
     }
     return "values";
@@ -92,14 +94,41 @@ std::string Params::str() const {
 }
 
 std::string spec_string(const AlgorithmInfo &alg, const Params &params) {
-    std::string p = params.str();
-    return p.empty() ? alg.name : alg.name + ':' + p;
+    std::string out;
+    for (const auto &kv : params.items()) {
+        out += out.empty() ? ':' : ',';
+        out += kv.first + '=';
+        const auto p = std::find_if(alg.params.begin(), alg.params.end(),
+                                    [&](const ParamSpec &ps) { return ps.name == kv.first; });
+        const bool named = p != alg.params.end() && kv.second >= 0 &&
+                           kv.second < static_cast<long>(p->choices.size());
+        out += named ? p->choices[kv.second] : std::to_string(kv.second);
+    }
+    return alg.name + out;
 }
 
 int resolve_params(const AlgorithmInfo &alg, const Spec &spec, const Scope &scope, Params *out,
                    std::string *clamped) {
     if (clamped != nullptr) clamped->clear();
-    for (const auto &kv : spec.values) {
+    // Names of choices become their numbers first.
+    Spec numeric = spec;
+    for (const auto &kw : spec.words) {
+        const auto p = std::find_if(alg.params.begin(), alg.params.end(),
+                                    [&](const ParamSpec &ps) { return ps.name == kw.first; });
+        if (p == alg.params.end()) {
+            numeric.values.emplace_back(kw.first, 0);  // reported as unknown below
+            continue;
+        }
+        const auto c = std::find(p->choices.begin(), p->choices.end(), kw.second);
+        if (c == p->choices.end()) {
+            std::string accepted;
+            for (const std::string &name : p->choices) accepted += (accepted.empty() ? "" : "|") + name;
+            return failf(MPI_ERR_ARG, "%s: %s=%s is not one of %s", alg.name.c_str(), kw.first.c_str(),
+                         kw.second.c_str(), accepted.empty() ? "its values (it takes a number)" : accepted.c_str());
+        }
+        numeric.values.emplace_back(kw.first, static_cast<long>(c - p->choices.begin()));
+    }
+    for (const auto &kv : numeric.values) {
         bool known = std::any_of(alg.params.begin(), alg.params.end(),
                                  [&](const ParamSpec &p) { return p.name == kv.first; });
         if (!known) {
@@ -113,7 +142,7 @@ int resolve_params(const AlgorithmInfo &alg, const Spec &spec, const Scope &scop
     for (const ParamSpec &p : alg.params) {
         long value = p.default_value;
         bool given = false;
-        for (const auto &kv : spec.values) {
+        for (const auto &kv : numeric.values) {
             if (kv.first == p.name) {
                 value = kv.second;
                 given = true;

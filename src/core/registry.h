@@ -46,8 +46,9 @@ class Bound {
 // How a parameter's values are sampled when every choice is timed (tucoll sweep): a radix
 // (powers of two, steps around the square root of its top, the top), a batch size (powers of two
 // below its span, and 0 = all at once), a batch of the inter-node phase (powers of two below the
-// number of nodes, and 0: seed 003's grid), or its default and finite bounds.
-enum class Grid { kValues, kRadix, kBatch, kNodeBatch };
+// number of nodes, and 0: seed 003's grid), every choice of a named parameter, its default alone
+// (a threshold measured once per machine, not per workload), or its default and finite bounds.
+enum class Grid { kValues, kRadix, kBatch, kNodeBatch, kChoices, kDefault };
 const char *grid_name(Grid grid);
 
 struct ParamSpec {
@@ -60,6 +61,9 @@ struct ParamSpec {
     // The largest value that behaves differently from all larger ones (a batch of more messages
     // than there are is all of them); unbounded: `max` is.
     Bound span = Bound::unbounded();
+    // A parameter that names one of a few ways (copy=kernel|memcpy|hybrid): value i is choices[i],
+    // its range [0, n-1], and spec strings spell it by name (a number is accepted too).
+    std::vector<std::string> choices = {};
 };
 
 // Parameter values of one resolved choice, in registry order, defaults filled in.
@@ -105,7 +109,7 @@ inline int64_t flows_to_all_peers(const Params &, const Scope &scope) { return s
 // The most flows `alg` keeps in flight across the whole job (-1: unknown).
 int64_t concurrent_flows(const AlgorithmInfo &alg, const Params &params, const Scope &scope);
 
-// The canonical spec string of a resolved choice: "name" or "name:k=v,...".
+// The canonical spec string of a resolved choice: "name" or "name:k=v,...", choices by name.
 std::string spec_string(const AlgorithmInfo &alg, const Params &params);
 
 // Checks `spec` against `alg` for `scope` and fills every parameter (defaults included).

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -72,20 +73,24 @@ int parse_spec(std::string_view text, Spec *out) {
                              static_cast<int>(text.size()), text.data(), static_cast<int>(item.size()),
                              item.data());
             }
-            std::string_view raw = item.substr(eq + 1);
-            if (!parse_value(raw, &value)) {
-                return failf(MPI_ERR_ARG, "spec \"%.*s\": value of %.*s is not an integer: \"%.*s\"",
+            std::string_view raw = trim(item.substr(eq + 1));
+            const bool is_word = !parse_value(raw, &value);
+            if (is_word && !valid_identifier(raw)) {
+                return failf(MPI_ERR_ARG, "spec \"%.*s\": value of %.*s is neither an integer nor a name: \"%.*s\"",
                              static_cast<int>(text.size()), text.data(), static_cast<int>(key.size()),
                              key.data(), static_cast<int>(raw.size()), raw.data());
             }
-            for (const auto &kv : spec.values) {
-                if (kv.first == key) {
-                    return failf(MPI_ERR_ARG, "spec \"%.*s\": parameter %.*s given twice",
-                                 static_cast<int>(text.size()), text.data(),
-                                 static_cast<int>(key.size()), key.data());
-                }
+            const auto same_key = [&](const auto &kv) { return kv.first == key; };
+            if (std::any_of(spec.values.begin(), spec.values.end(), same_key) ||
+                std::any_of(spec.words.begin(), spec.words.end(), same_key)) {
+                return failf(MPI_ERR_ARG, "spec \"%.*s\": parameter %.*s given twice",
+                             static_cast<int>(text.size()), text.data(), static_cast<int>(key.size()), key.data());
             }
-            spec.values.emplace_back(std::string(key), value);
+            if (is_word) {
+                spec.words.emplace_back(std::string(key), std::string(raw));
+            } else {
+                spec.values.emplace_back(std::string(key), value);
+            }
             if (comma == std::string_view::npos) break;
             params.remove_prefix(comma + 1);
         }

@@ -12,9 +12,12 @@ namespace tucoll {
 struct Spec {
     std::string name;
     std::vector<std::pair<std::string, long>> values;  // in the order written
+    // Values written as names (copy=hybrid): resolved against the parameter's choices.
+    std::vector<std::pair<std::string, std::string>> words;
 };
 
-// Parses `text`. Values are integers with an optional binary suffix (K, M, G: 4K = 4096).
+// Parses `text`. Values are integers with an optional binary suffix (K, M, G: 4K = 4096), or
+// identifiers naming one of a parameter's choices.
 // Returns MPI_SUCCESS or MPI_ERR_ARG with a message.
 int parse_spec(std::string_view text, Spec *out);
 

@@ -1,7 +1,7 @@
 // libtucoll_preload: a PMPI interposer. MPI_Alltoallv, MPI_Allgather and MPI_Allgatherv (C, and
-// the Fortran mpif.h / `use mpi` bindings where the MPI's layout is known) are routed through
-// tucoll's selection — TUCOLL_ALLTOALLV / TUCOLL_ALLGATHER / TUCOLL_ALLGATHERV, else the default
-// (auto for alltoallv) — so unmodified programs get the tuned algorithms with
+// the Fortran mpif.h / `use mpi` bindings where the MPI's layout is known) and MPI_Alltoall (C)
+// are routed through tucoll's selection — TUCOLL_ALLTOALLV / TUCOLL_ALLTOALL / TUCOLL_ALLGATHER /
+// TUCOLL_ALLGATHERV, else the default (auto for the all-to-alls) — so unmodified programs get the tuned algorithms with
 //
 //     LD_PRELOAD=libtucoll_preload.so mpirun ...      (or by linking -ltucoll_preload before MPI)
 //
@@ -137,6 +137,15 @@ TUCOLL_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], con
     }
     return finish("MPI_Alltoallv", comm,
                   tucoll_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm));
+}
+
+TUCOLL_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                               MPI_Datatype recvtype, MPI_Comm comm) {
+    if (pass_through(comm)) {
+        if (disabled() && verbose()) announce_disabled();
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
+    return finish("MPI_Alltoall", comm, tucoll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
 
 TUCOLL_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,

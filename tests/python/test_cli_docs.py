@@ -26,7 +26,11 @@ def test_generated_table_names_every_algorithm_and_parameter(build):
         for alg in entry["algorithms"]:
             assert f"| `{alg['name']}` |" in table
             for p in alg["params"]:
-                assert f"`{p['name']}` in [{p['min']}, {p['max']}]" in table
+                assert docs.describe_parameter(p) in table
+                if p["choices"]:  # named values: every choice, and the default by name
+                    assert all(c in table for c in p["choices"])
+                else:
+                    assert f"`{p['name']}` in [{p['min']}, {p['max']}]" in table
 
 
 def test_replace_generated_keeps_the_rest_of_the_file():

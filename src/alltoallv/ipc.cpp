@@ -1,0 +1,279 @@
+// ipc: seed 002's all-to-all over inter-process copies. Each rank exposes its receive buffer to the
+// ranks of its node; a sender copies its block for every local peer straight into that peer's
+// buffer at the peer's receive displacement (gathered first, §III-C), in the order self, local+1,
+// local+2, ... so that each receiver is written by one sender at a time (§III-A). Blocks for
+// ranks on other nodes go as messages, posted before the copies so that they fly while the copies
+// run (§III-B). Blocks below `ipc_threshold` bytes go as messages inside the node too (a copy
+// costs a handle and a synchronisation that small messages do not repay); above, `copy` picks the
+// engine (kernel, memcpy, or hybrid: kernel below `memcpy_threshold`, the copy engine from there).
+//
+// What "expose" and "copy into" are belongs to a backend (ipc/backend.h): process_vm_writev
+// between host processes, CUDA IPC handles on GPUs, direct copies in a SimGrid simulation.
+//
+// Synchronisation per call, on the node's communicator (PMPI: the interposer routes MPI_Alltoall
+// back into tucoll): an MPI_Alltoall of where each rank wants
+// each local peer's block (which also tells a sender that its receiver has entered the call and
+// exposed a live buffer), and at the end an MPI_Allreduce of the ranks' error flags, which is the
+// barrier after which every copy into this rank has landed and by which one rank's failure (a
+// block larger than its place) reaches every rank of the node.
+#include <algorithm>
+#include <cstdio>
+
+#include "alltoallv/common.h"
+#include "core/errors.h"
+#include "ipc/backend.h"
+
+namespace tucoll::alltoallv {
+namespace {
+
+// What a receiver tells each sender of its node: where its block goes and how large it must be.
+struct Slot {
+    ipc::Descriptor where;
+    int64_t offset;
+    int64_t bytes;
+};
+
+struct IpcWorkspace {
+    // Whether every rank of the communicator can copy into the ranks of its node with the backend:
+    // agreed on the first call (-1: not yet), then kept. 0: every call exchanges by messages.
+    int usable = -1;
+    std::vector<Slot> wanted;  // per local peer: what this rank wants from it
+    std::vector<Slot> owed;    // per local peer: what it wants from this rank
+    std::vector<ipc::Descriptor> exposed;  // uniform path: every local rank's descriptor
+};
+
+struct Settings {
+    ipc::CopyMode copy;
+    int64_t ipc_threshold, memcpy_threshold;
+    bool overlap, uniform_check;
+};
+
+Settings settings_of(const Params &params) {
+    return {static_cast<ipc::CopyMode>(params.get("copy")), params.get("ipc_threshold"),
+            params.get("memcpy_threshold"), params.get("overlap") != 0, params.get("uniform_check") != 0};
+}
+
+// Every block the same size B at offset j * B on every rank, on both sides? Known without
+// communication for MPI_Alltoall (tucoll_alltoall builds exactly that layout); for alltoallv one
+// MPI_Allreduce of min and max (seed 002), when asked for.
+int uniform_block(Context &ctx, const Call &call, bool check, int64_t *block) {
+    *block = -1;
+    const int p = ctx.size();
+    if (call.uniform) {
+        for (int j = 0; j < p; ++j) TUCOLL_ASSERT(call.rdispls[j] == j * call.rcounts[0]);
+        *block = call.rcounts[0];
+        return MPI_SUCCESS;
+    }
+    if (!check) return MPI_SUCCESS;
+    int64_t lo = call.scounts[0], hi = call.scounts[0];
+    bool regular = true;
+    for (int j = 0; j < p; ++j) {
+        lo = std::min({lo, call.scounts[j], call.rcounts[j]});
+        hi = std::max({hi, call.scounts[j], call.rcounts[j]});
+        regular = regular && call.rdispls[j] == j * call.rcounts[0];
+    }
+    // min of lo, max of hi, max of "irregular here" in one reduction.
+    int64_t mine[3] = {lo, -hi, regular ? 0 : -1}, all[3];
+    TUCOLL_MPI(MPI_Allreduce(mine, all, 3, MPI_INT64_T, MPI_MIN, ctx.comm()));
+    if (all[2] == 0 && all[0] == -all[1]) *block = all[0];
+    return MPI_SUCCESS;
+}
+
+// The first call on a communicator: can every rank copy into every rank of its node? The answer
+// is the same on all ranks (one MPI_Allreduce); a refusal is logged once, by the ranks that met it.
+int agree_usable(Context &ctx, ipc::Backend &backend, const IpcWorkspace &ws, int local_size, int local_rank,
+                 int *usable) {
+    ipc::Refusal why;
+    int ok = backend.available(&why) ? 1 : 0;
+    for (int j = 0; ok && j < local_size; ++j) {
+        if (j == local_rank) continue;
+        if (backend.verify(ws.owed[j].where) != MPI_SUCCESS) {
+            ok = 0;
+            std::snprintf(why.reason, sizeof why.reason, "%s", last_message(MPI_ERR_OTHER).c_str());
+        }
+    }
+    TUCOLL_MPI(MPI_Allreduce(&ok, usable, 1, MPI_INT, MPI_MIN, ctx.comm()));
+    if (!ok && verbose()) {
+        log_line(std::string("ipc: rank ") + std::to_string(ctx.rank()) + ": the " + backend.name() +
+                 " backend is refused (" + why.reason + "): this communicator exchanges by messages");
+    }
+    return MPI_SUCCESS;
+}
+
+// Where this rank wants each local peer's block, and what each wants from it.
+int exchange_slots(Context &ctx, const Call &call, ipc::Backend &backend, int64_t uniform, MPI_Comm node,
+                   IpcWorkspace &ws) {
+    const Topology &topo = ctx.topology();
+    const int q = topo.local_size, me = ctx.rank();
+    int64_t extent = 0;
+    for (int j = 0; j < ctx.size(); ++j) extent = std::max(extent, call.rdispls[j] + call.rcounts[j]);
+    ipc::Descriptor mine;
+    TUCOLL_TRY(backend.expose(call.rbuf, extent, &mine));
+    ws.wanted.resize(q);
+    ws.owed.resize(q);
+    if (uniform >= 0) {
+        // Offsets follow from the ranks: only the descriptors travel.
+        ws.exposed.resize(q);
+        TUCOLL_MPI(PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, ws.exposed.data(), sizeof mine, MPI_BYTE, node));
+        for (int j = 0; j < q; ++j) ws.owed[j] = Slot{ws.exposed[j], me * uniform, uniform};
+        return MPI_SUCCESS;
+    }
+    for (int j = 0; j < q; ++j) {
+        const int from = topo.rank_of(topo.node, j);
+        ws.wanted[j] = Slot{mine, call.rdispls[from], call.rcounts[from]};
+    }
+    TUCOLL_MPI(PMPI_Alltoall(ws.wanted.data(), sizeof(Slot), MPI_BYTE, ws.owed.data(), sizeof(Slot), MPI_BYTE, node));
+    return MPI_SUCCESS;
+}
+
+// Messages to and from the ranks of other nodes (remote), or of this node below ipc_threshold,
+// all posted at once in spread-out order. Inside the node the receiver's expectation decides the
+// path on both sides (the sender learnt it in exchange_slots); the sender sends what it has, so a
+// disagreement ends in an error on the receiver, never in a wait.
+void post_messages(Context &ctx, const Call &call, const Settings &s, const IpcWorkspace &ws, bool remote,
+                   CallStats &stats) {
+    const Topology &topo = ctx.topology();
+    const int p = ctx.size(), me = ctx.rank();
+    Requests &reqs = ctx.requests();
+    const auto local_message = [&](int64_t expected) { return expected > 0 && expected < s.ipc_threshold; };
+    for (int i = 1; i < p; ++i) {
+        const int from = (me - i + p) % p;
+        const bool is_remote = topo.node_of[from] != topo.node;
+        if (is_remote != remote) continue;
+        const int64_t bytes = call.rcounts[from];
+        if (remote ? bytes > 0 : local_message(bytes)) {
+            reqs.recv(call.rbuf + call.rdispls[from], bytes, from, kTagData, ctx.comm());
+        }
+    }
+    for (int i = 1; i < p; ++i) {
+        const int to = (me + i) % p;
+        const bool is_remote = topo.node_of[to] != topo.node;
+        if (is_remote != remote) continue;
+        const int64_t bytes = call.scounts[to];
+        if (remote ? bytes > 0 : local_message(ws.owed[topo.local_rank_of[to]].bytes)) {
+            stats.count_send(bytes);
+            reqs.send(call.sbuf + call.sdispls[to], bytes, to, kTagData, ctx.comm());
+        }
+    }
+}
+
+// The intra-node copies, self first, then local+1, local+2, ...
+void copy_into_node(Context &ctx, const Call &call, const Settings &s, ipc::Backend &backend, IpcWorkspace &ws,
+                    CallStats &stats) {
+    const Topology &topo = ctx.topology();
+    const int q = topo.local_size;
+    Requests &reqs = ctx.requests();
+    for (int step = 0; step < q; ++step) {
+        const int j = ipc::peer_at(topo.local_rank, q, step);
+        const int to = topo.rank_of(topo.node, j);
+        const Slot &slot = ws.owed[j];
+        const int64_t have = call.scounts[to];
+        const bool message = to != ctx.rank() && slot.bytes > 0 && slot.bytes < s.ipc_threshold;
+        if (message) continue;  // posted by post_messages
+        if (have != slot.bytes) {
+            // Nothing is copied; the node's closing reduction tells the receiver.
+            reqs.fault(failf(have > slot.bytes ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT,
+                             "rank %d has %lld bytes for rank %d, which expects %lld", ctx.rank(),
+                             static_cast<long long>(have), to, static_cast<long long>(slot.bytes)));
+            continue;
+        }
+        if (slot.bytes == 0 || reqs.failed()) continue;
+        if (to == ctx.rank()) {
+            reqs.fault(backend.copy_self(call.rbuf + slot.offset, call.sbuf + call.sdispls[to], slot.bytes));
+            continue;
+        }
+        int rc = backend.open(slot.where);
+        if (rc == MPI_SUCCESS) {
+            rc = backend.put(slot.where, slot.offset, call.sbuf + call.sdispls[to], slot.bytes,
+                             ipc::engine_for(slot.bytes, s.copy, s.memcpy_threshold));
+        }
+        reqs.fault(rc);
+        ++stats.rounds;
+    }
+    reqs.fault(backend.flush());
+}
+
+void note_path(CallStats &stats, const std::string &how) { stats.path += (stats.path.empty() ? "" : "; ") + how; }
+
+int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
+    const Settings s = settings_of(params);
+    const Topology &topo = ctx.topology();
+    IpcWorkspace &ws = ctx.workspace<IpcWorkspace>();
+    Requests &reqs = ctx.requests();
+    ipc::Backend &backend = ipc::backend_for(call.rbuf);
+    MPI_Comm node = MPI_COMM_NULL;
+    TUCOLL_TRY(ctx.node_comm(&node));
+
+    // By messages only, with no synchronisation of the node: where the backend was refused on
+    // this communicator, and for MPI_Alltoall below ipc_threshold (seed 002 §III-A: the small-
+    // message fallback; every rank knows the block size, so all decide alike).
+    const bool small_uniform = call.uniform && call.rcounts[0] < s.ipc_threshold;
+    if (ws.usable == 0 || small_uniform) {
+        note_path(stats, ws.usable == 0 ? "ipc refused: messages" : "ipc below threshold: messages");
+        const int p = ctx.size(), me = ctx.rank();
+        return windowed_exchange(ctx, call, p - 1, p - 1, [&](int i) { return send_up(me, p, i); }, stats);
+    }
+    int64_t uniform = -1;
+    TUCOLL_TRY(uniform_block(ctx, call, s.uniform_check, &uniform));
+    TUCOLL_TRY(exchange_slots(ctx, call, backend, uniform, node, ws));
+    if (ws.usable < 0) {
+        TUCOLL_TRY(agree_usable(ctx, backend, ws, topo.local_size, topo.local_rank, &ws.usable));
+        if (ws.usable == 0) return run(ctx, call, params, stats);
+    }
+    note_path(stats, uniform >= 0 ? std::string("ipc ") + backend.name() + ", uniform" : std::string("ipc ") + backend.name());
+
+    if (s.overlap) post_messages(ctx, call, s, ws, /*remote=*/true, stats);
+    post_messages(ctx, call, s, ws, /*remote=*/false, stats);
+    copy_into_node(ctx, call, s, backend, ws, stats);
+    if (!s.overlap) {
+        reqs.wait_all();
+        post_messages(ctx, call, s, ws, /*remote=*/true, stats);
+    }
+    reqs.wait_all();
+
+    // The node's barrier: every copy into this rank has landed; any rank's failure is every rank's.
+    const int failed = reqs.failed() ? 1 : 0;
+    int any = 0;
+    TUCOLL_MPI(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, node));
+    if (any && !failed) {
+        reqs.fault(failf(MPI_ERR_OTHER, "another rank of this node failed in the ipc exchange"));
+    }
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+Algorithm ipc_algorithm() {
+    Algorithm a;
+    a.name = "ipc";
+    a.summary = "seed 002: copies straight into the receive buffers of the node's ranks (host memory: "
+                "process_vm_writev; simulated clusters: direct copies), inter-node messages overlapped";
+    a.params = {
+        {"copy", Bound::constant(0), Bound::constant(2), static_cast<long>(ipc::CopyMode::kHybrid),
+         "engine of a copy: kernel (the copying processor), memcpy (a copy engine), hybrid (kernel below "
+         "memcpy_threshold)",
+         Grid::kChoices, Bound::unbounded(), {"kernel", "memcpy", "hybrid"}},
+        {"ipc_threshold", Bound::constant(0), Bound::unbounded(), 4096,
+         "blocks below this many bytes go as messages inside the node too (seed 002: 4 KiB on ThetaGPU)",
+         Grid::kDefault},
+        {"memcpy_threshold", Bound::constant(0), Bound::unbounded(), 512 * 1024,
+         "hybrid: blocks of this many bytes and more are copied by the copy engine (seed 002: 512 KiB)",
+         Grid::kDefault},
+        {"overlap", Bound::constant(0), Bound::constant(1), 1,
+         "1: messages to other nodes are posted before the copies and fly while they run; 0: after",
+         Grid::kDefault},
+        {"uniform_check", Bound::constant(0), Bound::constant(1), 0,
+         "1: an MPI_Allreduce of min and max counts finds uniform alltoallv calls, which then gather only the "
+         "buffers' descriptors (MPI_Alltoall knows it without the reduction)",
+         Grid::kDefault},
+    };
+    a.constraints = "the ranks of a node must be able to copy into each other (host: process_vm_writev allowed, "
+                    "as ptrace would be; else every call falls back to messages, logged once); receive types are "
+                    "packed when not contiguous";
+    a.flows_per_rank = flows_to_all_peers;
+    a.skips_empty_blocks = true;
+    a.run = run;
+    return a;
+}
+
+}  // namespace tucoll::alltoallv

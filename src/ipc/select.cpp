@@ -1,0 +1,38 @@
+// Which backend serves a buffer on this build.
+#include <atomic>
+
+#include "ipc/backend.h"
+
+namespace tucoll::ipc {
+
+Backend &platform_backend();  // ipc/host.cpp on a real MPI, ipc/sim.cpp under SMPI
+#ifdef TUCOLL_HAVE_CUDA
+bool is_device_memory(const void *buf);  // ipc/cuda.cu
+Backend &cuda_backend();
+#endif
+
+namespace {
+std::atomic<Backend *> override_backend{nullptr};
+}
+
+void set_backend_override(Backend *backend) { override_backend.store(backend); }
+
+bool is_device_buffer(const void *buf) {
+#ifdef TUCOLL_HAVE_CUDA
+    return is_device_memory(buf);
+#else
+    (void)buf;
+    return false;
+#endif
+}
+
+Backend &backend_for(const void *buf) {
+    if (Backend *b = override_backend.load()) return *b;
+#ifdef TUCOLL_HAVE_CUDA
+    if (is_device_memory(buf)) return cuda_backend();
+#endif
+    (void)buf;
+    return platform_backend();
+}
+
+}  // namespace tucoll::ipc

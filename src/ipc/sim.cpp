@@ -1,0 +1,94 @@
+// The sim backend: under SimGrid's SMPI every simulated rank lives in one process, so a peer's
+// exposed buffer is directly addressable. A put is a memcpy (skipped when buffers are SMPI shared
+// allocations, whose contents are meaningless anyway) and its time is charged to the sending rank
+// as the platform's intra-node GPU copy costs it: latency + bytes / bandwidth, per engine
+// (a copy kernel and the copy engine differ in both; seed 002's crossover comes from that).
+// `tucoll sim` sets the four figures from the platform file (TUCOLL_SIM_IPC_*); the defaults are
+// those of thetagpu-like (sim/platforms/thetagpu-like.xml says where they come from).
+//
+// The charge is made in flops at the simulated host's own speed, so that it is exactly the
+// modelled seconds whatever smpi/host-speed is.
+#include <mpi.h>
+#include <simgrid/host.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/errors.h"
+#include "ipc/backend.h"
+
+namespace tucoll::ipc {
+namespace {
+
+struct SimDescriptor {
+    uint64_t address;
+    uint64_t bytes;
+};
+
+double env_or(const char *name, double fallback) {
+    const char *text = std::getenv(name);
+    const double v = text != nullptr ? std::atof(text) : 0.0;
+    return v > 0 ? v : fallback;
+}
+
+struct CopyCost {
+    double latency, bandwidth;
+};
+
+const CopyCost &cost(Engine engine) {
+    // A copy kernel starts fast but moves less per second than the copy engines; cudaMemcpyAsync
+    // pays a larger launch cost.
+    static const CopyCost kernel{env_or("TUCOLL_SIM_IPC_KERNEL_LAT", 4e-6), env_or("TUCOLL_SIM_IPC_KERNEL_BW", 150e9)};
+    static const CopyCost memcpy{env_or("TUCOLL_SIM_IPC_MEMCPY_LAT", 10e-6), env_or("TUCOLL_SIM_IPC_MEMCPY_BW", 240e9)};
+    return engine == Engine::kKernel ? kernel : memcpy;
+}
+
+bool shared_buffers() {
+    static const bool shared = [] {
+        const char *text = std::getenv("TUCOLL_SIM_SHARED_BUFFERS");
+        return text != nullptr && std::strcmp(text, "1") == 0;
+    }();
+    return shared;
+}
+
+class SimBackend final : public Backend {
+  public:
+    const char *name() const override { return "sim"; }
+    bool available(Refusal *) override { return true; }
+
+    int expose(void *base, int64_t bytes, Descriptor *out) override {
+        const SimDescriptor d{reinterpret_cast<uint64_t>(base), static_cast<uint64_t>(bytes)};
+        std::memset(out->bytes, 0, sizeof out->bytes);
+        std::memcpy(out->bytes, &d, sizeof d);
+        return MPI_SUCCESS;
+    }
+
+    int open(const Descriptor &) override { return MPI_SUCCESS; }  // one address space
+
+    int put(const Descriptor &peer, int64_t offset, const void *src, int64_t bytes, Engine engine) override {
+        SimDescriptor d;
+        std::memcpy(&d, peer.bytes, sizeof d);
+        if (offset < 0 || bytes < 0 || static_cast<uint64_t>(offset + bytes) > d.bytes) {
+            return failf(MPI_ERR_TRUNCATE, "ipc sim: %lld bytes at offset %lld do not fit the %llu bytes exposed",
+                         static_cast<long long>(bytes), static_cast<long long>(offset),
+                         static_cast<unsigned long long>(d.bytes));
+        }
+        if (bytes == 0) return MPI_SUCCESS;
+        if (!shared_buffers()) std::memcpy(reinterpret_cast<char *>(d.address) + offset, src, static_cast<size_t>(bytes));
+        const CopyCost &c = cost(engine);
+        const double seconds = c.latency + static_cast<double>(bytes) / c.bandwidth;
+        smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));
+        return MPI_SUCCESS;
+    }
+
+    int flush() override { return MPI_SUCCESS; }  // each put was charged as it was made
+};
+
+}  // namespace
+
+Backend &platform_backend() {
+    static SimBackend backend;  // stateless: shared by the simulated ranks of the process
+    return backend;
+}
+
+}  // namespace tucoll::ipc
