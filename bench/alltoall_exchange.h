@@ -1,5 +1,6 @@
 // tucoll-bench's alltoall: --size bytes per block from every rank to every rank (MPI_Alltoall
-// arguments), with nccl-tests' algbw and busbw columns.
+// arguments), with nccl-tests' algbw and busbw columns; with --memory device the buffers live on
+// the GPU (CUDA builds), mirrored on the host for the contents and the check.
 #pragma once
 
 #include "runner.h"
@@ -15,16 +16,25 @@ class AlltoallExchange final : public Exchange {
     int run(const std::string &spec) override;
     int run_plain() override;
     int run_reference() override;
-    bool can_capture_reference() const override { return true; }
-    void capture_reference() override { reference_ = recv_; }
+    // On device buffers the reference is the MPI's result on the host mirrors (run_reference).
+    bool can_capture_reference() const override { return device_recv_ == nullptr; }
+    void capture_reference() override;
     void reset_output() override;
-    int64_t compare_with_reference() const override { return first_difference(recv_, reference_); }
+    int64_t compare_with_reference() const override;
     std::string workload() const override { return "-"; }
     // algbw: the bytes one rank sends (P blocks, its own included) over the median time;
     // busbw = algbw (P-1)/P, what crosses the network per rank (nccl-tests' PERFORMANCE.md).
     void add_columns(Row &row) const override;
 
+    ~AlltoallExchange() override;
+    // "" when --memory can be served by this build, else why not.
+    static std::string memory_supported(const std::string &memory);
+
   private:
+    void *send_buffer() { return device_send_ ? device_send_ : send_.data(); }
+    void *recv_buffer() { return device_recv_ ? device_recv_ : recv_.data(); }
+    void release_device();
+
     const BenchOptions &options_;
     MPI_Comm comm_;
     TypePair types_;
@@ -32,6 +42,8 @@ class AlltoallExchange final : public Exchange {
     int sendcount_ = 0, recvcount_ = 0;
     int64_t block_bytes_ = 0;
     Bytes send_, recv_, reference_;
+    mutable Bytes back_;  // --memory device: the GPU's receive buffer, copied back to compare
+    void *device_send_ = nullptr, *device_recv_ = nullptr;
 };
 
 }  // namespace tucoll::bench

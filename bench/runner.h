@@ -29,6 +29,7 @@ struct BenchOptions {
     int ppn = 0;  // 0 = leave the topology to TUCOLL_PPN / MPI_Comm_split_type
     std::string mapping = "sequential";  // or "cyclic": neighbouring ranks on different nodes
     bool in_place = false;               // allgather(v): MPI_IN_PLACE
+    std::string memory = "host";         // alltoall: "device" puts the buffers on the GPU (CUDA builds)
 };
 
 // The communicator a run uses: MPI_COMM_WORLD renumbered by `mapping`, with the nodes of the

@@ -247,7 +247,7 @@ Algorithm ipc_algorithm() {
     Algorithm a;
     a.name = "ipc";
     a.summary = "seed 002: copies straight into the receive buffers of the node's ranks (host memory: "
-                "process_vm_writev; simulated clusters: direct copies), inter-node messages overlapped";
+                "process_vm_writev; GPU memory: CUDA IPC; simulated: direct copies), inter-node messages overlapped";
     a.params = {
         {"copy", Bound::constant(0), Bound::constant(2), static_cast<long>(ipc::CopyMode::kHybrid),
          "engine of a copy: kernel (the copying processor), memcpy (a copy engine), hybrid (kernel below "
