@@ -17,6 +17,7 @@
 // barrier after which every copy into this rank has landed and by which one rank's failure (a
 // block larger than its place) reaches every rank of the node.
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 
 #include "alltoallv/common.h"
@@ -205,12 +206,24 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
     TUCOLL_TRY(ctx.node_comm(&node));
 
     // By messages only, with no synchronisation of the node: where the backend was refused on
-    // this communicator, and for MPI_Alltoall below ipc_threshold (seed 002 §III-A: the small-
-    // message fallback; every rank knows the block size, so all decide alike).
+    // this communicator, and for MPI_Alltoall below ipc_threshold (seed 002 §III-A: small messages
+    // fall back to the library's optimised alltoall; every rank knows the block size, so all
+    // decide alike). A uniform exchange then is the MPI's own MPI_Alltoall on the byte view (its
+    // blocks lie at j * B on both sides), anything else the spread-out exchange.
     const bool small_uniform = call.uniform && call.rcounts[0] < s.ipc_threshold;
     if (ws.usable == 0 || small_uniform) {
-        note_path(stats, ws.usable == 0 ? "ipc refused: messages" : "ipc below threshold: messages");
+        note_path(stats, ws.usable == 0 ? "ipc refused: messages" : "ipc below threshold: the MPI's alltoall");
         const int p = ctx.size(), me = ctx.rank();
+        if (call.uniform && call.rcounts[0] <= INT_MAX) {
+            const int block = static_cast<int>(call.rcounts[0]);
+            for (int j = 0; j < p; ++j) TUCOLL_ASSERT(call.sdispls[j] == j * call.scounts[0]);
+            if (call.scounts[me] != call.rcounts[me]) {
+                return failf(MPI_ERR_TRUNCATE, "rank %d sends %lld bytes per block but expects %lld", me,
+                             static_cast<long long>(call.scounts[me]), static_cast<long long>(call.rcounts[me]));
+            }
+            TUCOLL_MPI(PMPI_Alltoall(call.sbuf, block, MPI_BYTE, call.rbuf, block, MPI_BYTE, ctx.comm()));
+            return MPI_SUCCESS;
+        }
         return windowed_exchange(ctx, call, p - 1, p - 1, [&](int i) { return send_up(me, p, i); }, stats);
     }
     int64_t uniform = -1;
