@@ -1,5 +1,5 @@
 /* An ordinary MPI program — no tucoll header, no tucoll library — that checks its own results of
- * MPI_Alltoallv (also in place), MPI_Allgather and MPI_Allgatherv on MPI_COMM_WORLD and on a split
+ * MPI_Alltoallv (also in place), MPI_Alltoall, MPI_Allgather and MPI_Allgatherv on MPI_COMM_WORLD and on a split
  * communicator. Prints one line per check and exits non-zero on a mismatch. The preload tests run
  * it with and without libtucoll_preload.so and compare. */
 #include <mpi.h>
@@ -60,6 +60,24 @@ static void alltoallv(MPI_Comm comm, const char *name) {
     free(sc), free(sd), free(rc), free(rd), free(send), free(recv);
 }
 
+static void alltoall(MPI_Comm comm, const char *name) {
+    int p, me;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &me);
+    const int n = 3;
+    double *send = malloc(p * n * sizeof(double)), *recv = malloc(p * n * sizeof(double));
+    for (int j = 0; j < p; ++j)
+        for (int k = 0; k < n; ++k) send[j * n + k] = value(me, j, k);
+    MPI_Alltoall(send, n, MPI_DOUBLE, recv, n, MPI_DOUBLE, comm);
+    int ok = 1;
+    for (int j = 0; j < p; ++j)
+        for (int k = 0; k < n; ++k) ok &= recv[j * n + k] == value(j, me, k);
+    char what[96];
+    snprintf(what, sizeof what, "MPI_Alltoall on %s", name);
+    check(what, ok, comm);
+    free(send), free(recv);
+}
+
 static void allgathers(MPI_Comm comm, const char *name) {
     int p, me;
     MPI_Comm_size(comm, &p);
@@ -92,12 +110,14 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     for (int round = 0; round < 2; ++round) { /* twice: the log says each choice once */
         alltoallv(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+        alltoall(MPI_COMM_WORLD, "MPI_COMM_WORLD");
         allgathers(MPI_COMM_WORLD, "MPI_COMM_WORLD");
     }
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half);
     MPI_Comm_set_name(half, "half");
     alltoallv(half, "half");
+    alltoall(half, "half");
     allgathers(half, "half");
     MPI_Comm_free(&half);
     MPI_Finalize();
