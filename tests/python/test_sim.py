@@ -66,6 +66,23 @@ def test_allgather_and_sparse_run_in_simulation():
     assert (rows["ok"] == "1").all(), rows
 
 
+def test_ipc_copies_on_a_simulated_gpu_cluster():
+    # The sim backend: copies straight into the node's receive buffers, checked against the
+    # vendor; blocks below ipc_threshold take the MPI's own alltoall; the copy engines differ.
+    rows = frame(sim("--platform", "thetagpu-like", "--np", "16", "--", "alltoall", "--warmup", "1", "--alg",
+                     "vendor", "--alg", "ipc", "--alg", "ipc:copy=kernel", "--alg", "ipc:copy=memcpy",
+                     "--alg", "ipc:ipc_threshold=0", "--sizes", "16,4K", "--check", "--format", "csv"))
+    assert (rows["ok"] == "1").all(), rows
+    ipc = rows[rows["algorithm"] == "ipc"]
+    assert ipc["path"].str.contains("ipc sim, uniform").any(), ipc["path"]
+    assert ipc["path"].str.contains("below threshold").any(), ipc["path"]
+    at_4k = rows[(rows["size"] == 4096) & (rows["algorithm"] == "ipc")].set_index("params")["median_us"]
+    assert len(set(at_4k)) > 1, "kernel and copy engine are charged differently"
+    rows = frame(sim("--platform", "lassen-like", "--np", "8", "--", "alltoallv", "--alg", "ipc:ipc_threshold=0",
+                     "--dist", "powerlaw", "--size", "8K", "--check", "--format", "csv"))
+    assert (rows["ok"] == "1").all() and rows["path"].str.contains("ipc sim").all(), rows
+
+
 def test_all_at_once_algorithms_are_refused_at_scale():
     proc = sim("--platform", "polaris-like", "--np", "1024", "--", "alltoallv", "--alg", "linear", "--size", "16")
     assert proc.returncode == 2
