@@ -40,7 +40,7 @@ struct IpcWorkspace {
     int usable = -1;
     std::vector<Slot> wanted;  // per local peer: what this rank wants from it
     std::vector<Slot> owed;    // per local peer: what it wants from this rank
-    std::vector<ipc::Descriptor> exposed;  // uniform path: every local rank's descriptor
+    std::vector<Slot> exposed;  // uniform path: every local rank's descriptor and block size
 };
 
 struct Settings {
@@ -113,10 +113,12 @@ int exchange_slots(Context &ctx, const Call &call, ipc::Backend &backend, int64_
     ws.wanted.resize(q);
     ws.owed.resize(q);
     if (uniform >= 0) {
-        // Offsets follow from the ranks: only the descriptors travel.
+        // Offsets follow from the ranks: only each receiver's descriptor and block size travel
+        // (the size, so that a rank whose blocks are larger than its receivers' is caught).
+        const Slot exposed{mine, 0, uniform};
         ws.exposed.resize(q);
-        TUCOLL_MPI(PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, ws.exposed.data(), sizeof mine, MPI_BYTE, node));
-        for (int j = 0; j < q; ++j) ws.owed[j] = Slot{ws.exposed[j], me * uniform, uniform};
+        TUCOLL_MPI(PMPI_Allgather(&exposed, sizeof(Slot), MPI_BYTE, ws.exposed.data(), sizeof(Slot), MPI_BYTE, node));
+        for (int j = 0; j < q; ++j) ws.owed[j] = Slot{ws.exposed[j].where, me * ws.exposed[j].bytes, ws.exposed[j].bytes};
         return MPI_SUCCESS;
     }
     for (int j = 0; j < q; ++j) {
