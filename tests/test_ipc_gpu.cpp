@@ -58,7 +58,8 @@ TEST_P(OnDevice, AlltoallAndAlltoallvMatchTheHostReference) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cuda, OnDevice, ::testing::Values("ipc:ipc_threshold=0", "ipc:ipc_threshold=0,copy=kernel",
+INSTANTIATE_TEST_SUITE_P(Cuda, OnDevice, ::testing::Values("ipc:ipc_threshold=0", "ipc:ipc_threshold=0,copy=kernel", "staged",
+                                                           "staged:inner=tuna",
                                                            "ipc:ipc_threshold=0,copy=memcpy", "auto"),
                          [](const auto &info) { return sanitize(info.param); });
 

@@ -98,6 +98,7 @@ Algorithm tuna_algorithm();
 Algorithm tuna_coalesced_algorithm();
 Algorithm tuna_staggered_algorithm();
 Algorithm ipc_algorithm();
+Algorithm staged_algorithm();
 Algorithm auto_algorithm();
 
 }  // namespace tucoll::alltoallv

@@ -48,9 +48,9 @@ int device_choice(Context &ctx, const Registry<Algorithm> &entries, const Algori
         return failf(MPI_ERR_TYPE, "%s: device buffers need contiguous datatypes (no packing on the GPU)", fn);
     }
     if (alg.meta) return resolve_spec(entries, "ipc", ctx.scope(), ipc);
-    const bool accepted = alg.name == "ipc" || (alg.typed && mpi_is_cuda_aware());
+    const bool accepted = alg.name == "ipc" || alg.name == "staged" || (alg.typed && mpi_is_cuda_aware());
     if (!accepted) {
-        return failf(MPI_ERR_BUFFER, "%s: %s cannot take device buffers: use ipc (or vendor with a CUDA-aware MPI)",
+        return failf(MPI_ERR_BUFFER, "%s: %s cannot take device buffers: use ipc, staged, or vendor with a CUDA-aware MPI",
                      fn, alg.name.c_str());
     }
     return MPI_SUCCESS;

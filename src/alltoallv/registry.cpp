@@ -17,6 +17,7 @@ const Registry<Algorithm> &registry() {
                                                   tuna_coalesced_algorithm(),
                                                   tuna_staggered_algorithm(),
                                                   ipc_algorithm(),
+                                                  staged_algorithm(),
                                                   auto_algorithm(),
                                               });
     return instance;

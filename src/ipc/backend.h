@@ -70,6 +70,10 @@ Backend &backend_for(const void *buf);
 // then the only ones allowed.
 bool is_device_buffer(const void *buf);
 
+// Copies `bytes` bytes between buffers of any memory (host, or GPU in a CUDA build: cudaMemcpy),
+// synchronously. MPI_SUCCESS or an error with a message.
+int copy_between(void *dst, const void *src, int64_t bytes);
+
 // Tests replace the backend (a recording mock); nullptr restores the build's.
 void set_backend_override(Backend *backend);
 

@@ -198,6 +198,11 @@ bool is_device_memory(const void *buf) {
     return attributes.type == cudaMemoryTypeDevice;
 }
 
+int cuda_copy(void *dst, const void *src, int64_t bytes) {
+    const cudaError_t err = cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDefault);
+    return err == cudaSuccess ? MPI_SUCCESS : cuda_fail(err, "cudaMemcpy");
+}
+
 Backend &cuda_backend() {
     static CudaBackend backend;
     return backend;

@@ -9,6 +9,7 @@ Backend &platform_backend();  // ipc/host.cpp on a real MPI, ipc/sim.cpp under S
 #ifdef TUCOLL_HAVE_CUDA
 bool is_device_memory(const void *buf);  // ipc/cuda.cu
 Backend &cuda_backend();
+int cuda_copy(void *dst, const void *src, int64_t bytes);
 #endif
 
 namespace {
@@ -24,6 +25,15 @@ bool is_device_buffer(const void *buf) {
     (void)buf;
     return false;
 #endif
+}
+
+int copy_between(void *dst, const void *src, int64_t bytes) {
+    if (bytes <= 0) return 0;
+#ifdef TUCOLL_HAVE_CUDA
+    if (is_device_memory(dst) || is_device_memory(src)) return cuda_copy(dst, src, bytes);
+#endif
+    local_copy(dst, src, bytes);
+    return 0;
 }
 
 Backend &backend_for(const void *buf) {

@@ -1,0 +1,96 @@
+// staged: the exchange for buffers the host algorithms cannot touch (GPU memory with an MPI that is
+// not CUDA-aware): every block is copied into host memory, `inner` runs there, and the received
+// blocks are copied back. On host buffers it is the same exchange with two extra copies, which is
+// how its logic is tested here; on device buffers the copies are cudaMemcpy (ipc/backend.h:
+// copy_between). The host buffers are the workspace's, reused from call to call.
+#include <algorithm>
+
+#include "alltoallv/alltoallv.h"
+#include "core/context.h"
+#include "core/errors.h"
+#include "ipc/backend.h"
+
+namespace tucoll::alltoallv {
+namespace {
+
+// The host algorithms staged can run, in the order of the `inner` parameter's choices.
+const char *const kInner[] = {"spreadout", "pairwise", "scattered", "tuna", "bruck2"};
+
+struct StagedWorkspace {
+    ScratchBuffer send, recv;
+    std::vector<int64_t> sdispls, rdispls;  // back to back in the host buffers
+    Selection inner;                        // resolved for this communicator
+    int inner_choice = -1;
+};
+
+// Lays `n` blocks of `counts` out back to back; returns the total.
+int64_t back_to_back(const int64_t counts[], int n, std::vector<int64_t> &displs) {
+    displs.resize(n);
+    int64_t total = 0;
+    for (int i = 0; i < n; ++i) {
+        displs[i] = total;
+        total += counts[i];
+    }
+    return total;
+}
+
+int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
+    const int p = ctx.size();
+    StagedWorkspace &ws = ctx.workspace<StagedWorkspace>();
+    const int choice = static_cast<int>(params.get("inner"));
+    if (ws.inner_choice != choice) {
+        TUCOLL_TRY(resolve_spec(registry(), kInner[choice], ctx.scope(), &ws.inner));
+        ws.inner_choice = choice;
+    }
+    const int64_t send_total = back_to_back(call.scounts, p, ws.sdispls);
+    const int64_t recv_total = back_to_back(call.rcounts, p, ws.rdispls);
+    char *send = ws.send.get(static_cast<size_t>(send_total));
+    char *recv = ws.recv.get(static_cast<size_t>(recv_total));
+    if ((send == nullptr && send_total > 0) || (recv == nullptr && recv_total > 0)) {
+        return failf(MPI_ERR_NO_MEM, "staged: cannot allocate %lld bytes of host buffers",
+                     static_cast<long long>(send_total + recv_total));
+    }
+    stats.scratch_bytes += send_total + recv_total;
+    for (int i = 0; i < p; ++i) {
+        TUCOLL_TRY(ipc::copy_between(send + ws.sdispls[i], call.sbuf + call.sdispls[i], call.scounts[i]));
+    }
+    const Call host{call.typed, send, call.scounts, ws.sdispls.data(), recv, call.rcounts, ws.rdispls.data(),
+                    call.known_max_block, call.uniform};
+    const Algorithm &inner = registry()[ws.inner.index];
+    stats.path += std::string(stats.path.empty() ? "" : "; ") + "staged through host memory: " + ws.inner.spec;
+    const int rc = inner.run(ctx, host, ws.inner.params, stats);
+    // The inner exchange's requests complete before its results are copied back.
+    ctx.requests().fault(rc);
+    ctx.requests().wait_all();
+    if (ctx.requests().failed()) return MPI_SUCCESS;
+    for (int j = 0; j < p; ++j) {
+        TUCOLL_TRY(ipc::copy_between(call.rbuf + call.rdispls[j], recv + ws.rdispls[j], call.rcounts[j]));
+    }
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+Algorithm staged_algorithm() {
+    Algorithm a;
+    a.name = "staged";
+    a.summary = "copies every block to host memory, runs a host algorithm there, copies the result back "
+                "(GPU buffers with an MPI that is not CUDA-aware)";
+    a.params = {{"inner", Bound::constant(0), Bound::constant(4), 0, "the host algorithm run on the staged copies",
+                 Grid::kDefault, Bound::unbounded(), {kInner, kInner + 5}}};
+    a.constraints = "two more copies of every block than `inner`; host buffers of the send and receive totals, "
+                    "kept per communicator";
+    a.flows_per_rank = [](const Params &params, const Scope &scope) -> int64_t {
+        const AlgorithmInfo *inner = registry().find_info(kInner[params.get("inner")]);
+        Selection sel;
+        if (inner == nullptr || resolve_spec(registry(), kInner[params.get("inner")], scope, &sel) != MPI_SUCCESS) {
+            return -1;
+        }
+        return inner->flows_per_rank ? inner->flows_per_rank(sel.params, scope) : 1;
+    };
+    a.skips_empty_blocks = true;  // as its default inner, spreadout; tuna and bruck2 post every message
+    a.run = run;
+    return a;
+}
+
+}  // namespace tucoll::alltoallv
