@@ -105,24 +105,6 @@ class RecordingBackend final : public ipc::Backend {
     ipc::Backend &real_;
 };
 
-// Uniform int blocks of `n` ints through tucoll_alltoallv_with(spec); true when right everywhere.
-bool uniform_exchange(const std::string &spec, int n, MPI_Comm comm) {
-    int p = 1, me = 0;
-    MPI_Comm_size(comm, &p);
-    MPI_Comm_rank(comm, &me);
-    std::vector<int> send(static_cast<size_t>(p) * n), recv(send.size(), -1), counts(p, n), displs(p);
-    for (int j = 0; j < p; ++j) displs[j] = j * n;
-    for (size_t k = 0; k < send.size(); ++k) send[k] = me * 1000000 + static_cast<int>(k);
-    const int rc = tucoll_alltoallv_with(spec.c_str(), send.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
-                                         counts.data(), displs.data(), MPI_INT, comm);
-    bool ok = rc == MPI_SUCCESS;
-    for (int j = 0; ok && j < p; ++j) {
-        for (int k = 0; k < n; ++k) ok = ok && recv[j * n + k] == j * 1000000 + me * n + k;
-    }
-    EXPECT_EQ(rc, MPI_SUCCESS) << spec << ": " << tucoll_error_string(rc);
-    return all_ranks(ok, comm);
-}
-
 TEST(IpcMock, PeersInOrderEnginesBySize) {
     ipc::Backend &real = ipc::backend_for(nullptr);
     RecordingBackend recorder(real);
@@ -133,7 +115,7 @@ TEST(IpcMock, PeersInOrderEnginesBySize) {
     // 1 KiB blocks: kernel; 1 MiB: copy engine (hybrid, memcpy_threshold 512 KiB).
     for (int ints : {256, 256 * 1024}) {
         recorder.puts.clear();
-        EXPECT_TRUE(uniform_exchange("ipc:ipc_threshold=0", ints, comm));
+        EXPECT_TRUE(uniform_int_alltoallv("ipc:ipc_threshold=0", ints, comm));
         tucoll_stats_t stats;
         ASSERT_EQ(tucoll_get_stats(comm, &stats), MPI_SUCCESS);
         if (std::string(stats.path).find("refused") != std::string::npos) continue;  // a kernel that refuses
@@ -147,7 +129,7 @@ TEST(IpcMock, PeersInOrderEnginesBySize) {
     }
     // Below ipc_threshold every block is a message: no put.
     recorder.puts.clear();
-    EXPECT_TRUE(uniform_exchange("ipc", 16, comm));
+    EXPECT_TRUE(uniform_int_alltoallv("ipc", 16, comm));
     EXPECT_TRUE(recorder.puts.empty());
     ipc::set_backend_override(nullptr);
     MPI_Comm_free(&comm);
@@ -213,7 +195,7 @@ TEST(IpcFaults, BlockLargerThanItsPlace) {
     if (me == 1) {
         EXPECT_EQ(recv[n], -1) << "nothing written past rank 0's place in rank 1's buffer";
     }
-    EXPECT_TRUE(uniform_exchange("ipc:ipc_threshold=0", 64, comm));
+    EXPECT_TRUE(uniform_int_alltoallv("ipc:ipc_threshold=0", 64, comm));
     MPI_Comm_free(&comm);
 }
 
@@ -226,7 +208,7 @@ TEST(IpcRefused, SwitchedOffByEnvironment) {
     setenv("TUCOLL_IPC_HOST", "off", 1);
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    EXPECT_TRUE(uniform_exchange("ipc:ipc_threshold=0", 100, comm));
+    EXPECT_TRUE(uniform_int_alltoallv("ipc:ipc_threshold=0", 100, comm));
     tucoll_stats_t stats;
     ASSERT_EQ(tucoll_get_stats(comm, &stats), MPI_SUCCESS);
     EXPECT_NE(std::string(stats.path).find("refused"), std::string::npos) << stats.path;

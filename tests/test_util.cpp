@@ -1,6 +1,7 @@
 #include "test_util.h"
 
 #include <map>
+#include <vector>
 
 #include "tucoll.h"
 
@@ -21,6 +22,23 @@ bool setup_agreed(const std::string &err, MPI_Comm comm) {
     ADD_FAILURE() << "set-up failed on rank " << first << ": " << reason
                   << (also_here ? "; on rank " + std::to_string(rank) + ": " + err : std::string());
     return false;
+}
+
+bool uniform_int_alltoallv(const std::string &spec, int n, MPI_Comm comm) {
+    int p = 1, me = 0;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &me);
+    std::vector<int> send(static_cast<size_t>(p) * n), recv(send.size(), -1), counts(p, n), displs(p);
+    for (int j = 0; j < p; ++j) displs[j] = j * n;
+    for (size_t k = 0; k < send.size(); ++k) send[k] = me * 1000000 + static_cast<int>(k);
+    const int rc = tucoll_alltoallv_with(spec.c_str(), send.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
+                                         counts.data(), displs.data(), MPI_INT, comm);
+    bool ok = rc == MPI_SUCCESS;
+    for (int j = 0; ok && j < p; ++j) {
+        for (int k = 0; k < n; ++k) ok = ok && recv[j * n + k] == j * 1000000 + me * n + k;
+    }
+    EXPECT_EQ(rc, MPI_SUCCESS) << spec << ": " << tucoll_error_string(rc);
+    return all_ranks(ok, comm);
 }
 
 MPI_Comm comm_with_ppn(int q) {

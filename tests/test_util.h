@@ -49,6 +49,10 @@ bool setup_agreed(const std::string &err, MPI_Comm comm = MPI_COMM_WORLD);
         if (!::tucoll::test::setup_agreed(err)) return;            \
     } while (0)
 
+// Every rank sends `n` ints to every rank (rank me's block for j holds me * 1000000 + its index)
+// through tucoll_alltoallv_with(spec) on `comm`; true on every rank iff every result is right.
+bool uniform_int_alltoallv(const std::string &spec, int n, MPI_Comm comm);
+
 // A duplicate of MPI_COMM_WORLD declaring q ranks per node (0: as detected), made once per q.
 MPI_Comm comm_with_ppn(int q);
 

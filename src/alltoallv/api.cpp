@@ -120,7 +120,7 @@ int run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const Ty
                                                   : send.packed               ? "packed send"
                                                   : recv.packed               ? "packed recv"
                                                                               : "direct";
-    stats.path = stats.path.empty() ? path : stats.path + "; " + path;
+    stats.add_path(path);
     const Call call{a,          send.base,           view.scounts.data(), view.sdispls.data(), recv.base,
                     view.rcounts.data(), view.rdispls.data(), known_max_block, a.alltoall != nullptr};
     const int rc = alg.run(ctx, call, sel.params, stats);
@@ -207,7 +207,7 @@ struct Alltoallv {
         const Algorithm &alg = entries(a)[sel->index];
         stats.algorithm = sel->spec;
         if (!alg.typed) return run_bytes(ctx, alg, *sel, a, prep, choice.known_max_block, stats);
-        stats.path = stats.path.empty() ? "typed" : stats.path + "; typed";
+        stats.add_path("typed");
         const Call call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, choice.known_max_block,
                         a.alltoall != nullptr};
         return alg.run(ctx, call, sel->params, stats);

@@ -196,8 +196,6 @@ void copy_into_node(Context &ctx, const Call &call, const Settings &s, ipc::Back
     reqs.fault(backend.flush());
 }
 
-void note_path(CallStats &stats, const std::string &how) { stats.path += (stats.path.empty() ? "" : "; ") + how; }
-
 int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
     const Settings s = settings_of(params);
     const Topology &topo = ctx.topology();
@@ -214,7 +212,7 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
     // blocks lie at j * B on both sides), anything else the spread-out exchange.
     const bool small_uniform = call.uniform && call.rcounts[0] < s.ipc_threshold;
     if (ws.usable == 0 || small_uniform) {
-        note_path(stats, ws.usable == 0 ? "ipc refused: messages" : "ipc below threshold: the MPI's alltoall");
+        stats.add_path(ws.usable == 0 ? "ipc refused: messages" : "ipc below threshold: the MPI's alltoall");
         const int p = ctx.size(), me = ctx.rank();
         if (call.uniform && call.rcounts[0] <= INT_MAX) {
             const int block = static_cast<int>(call.rcounts[0]);
@@ -235,7 +233,7 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
         TUCOLL_TRY(agree_usable(ctx, backend, ws, topo.local_size, topo.local_rank, &ws.usable));
         if (ws.usable == 0) return run(ctx, call, params, stats);
     }
-    note_path(stats, uniform >= 0 ? std::string("ipc ") + backend.name() + ", uniform" : std::string("ipc ") + backend.name());
+    stats.add_path(std::string("ipc ") + backend.name() + (uniform >= 0 ? ", uniform" : ""));
 
     if (s.overlap) post_messages(ctx, call, s, ws, /*remote=*/true, stats);
     post_messages(ctx, call, s, ws, /*remote=*/false, stats);

@@ -51,20 +51,21 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
                      static_cast<long long>(send_total + recv_total));
     }
     stats.scratch_bytes += send_total + recv_total;
+    const bool device = ipc::is_device_buffer(call.sbuf) || ipc::is_device_buffer(call.rbuf);
     for (int i = 0; i < p; ++i) {
-        TUCOLL_TRY(ipc::copy_between(send + ws.sdispls[i], call.sbuf + call.sdispls[i], call.scounts[i]));
+        TUCOLL_TRY(ipc::copy_between(send + ws.sdispls[i], call.sbuf + call.sdispls[i], call.scounts[i], device));
     }
     const Call host{call.typed, send, call.scounts, ws.sdispls.data(), recv, call.rcounts, ws.rdispls.data(),
                     call.known_max_block, call.uniform};
     const Algorithm &inner = registry()[ws.inner.index];
-    stats.path += std::string(stats.path.empty() ? "" : "; ") + "staged through host memory: " + ws.inner.spec;
+    stats.add_path("staged through host memory: " + ws.inner.spec);
     const int rc = inner.run(ctx, host, ws.inner.params, stats);
     // The inner exchange's requests complete before its results are copied back.
     ctx.requests().fault(rc);
     ctx.requests().wait_all();
     if (ctx.requests().failed()) return MPI_SUCCESS;
     for (int j = 0; j < p; ++j) {
-        TUCOLL_TRY(ipc::copy_between(call.rbuf + call.rdispls[j], recv + ws.rdispls[j], call.rcounts[j]));
+        TUCOLL_TRY(ipc::copy_between(call.rbuf + call.rdispls[j], recv + ws.rdispls[j], call.rcounts[j], device));
     }
     return MPI_SUCCESS;
 }
@@ -81,12 +82,10 @@ Algorithm staged_algorithm() {
     a.constraints = "two more copies of every block than `inner`; host buffers of the send and receive totals, "
                     "kept per communicator";
     a.flows_per_rank = [](const Params &params, const Scope &scope) -> int64_t {
-        const AlgorithmInfo *inner = registry().find_info(kInner[params.get("inner")]);
         Selection sel;
-        if (inner == nullptr || resolve_spec(registry(), kInner[params.get("inner")], scope, &sel) != MPI_SUCCESS) {
-            return -1;
-        }
-        return inner->flows_per_rank ? inner->flows_per_rank(sel.params, scope) : 1;
+        if (resolve_spec(registry(), kInner[params.get("inner")], scope, &sel) != MPI_SUCCESS) return -1;
+        const AlgorithmInfo &inner = registry().info(sel.index);
+        return inner.flows_per_rank ? inner.flows_per_rank(sel.params, scope) : 1;
     };
     a.skips_empty_blocks = true;  // as its default inner, spreadout; tuna and bruck2 post every message
     a.run = run;

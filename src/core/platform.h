@@ -20,6 +20,9 @@ void charge_copy(int64_t bytes);
 // runs at thousands of ranks fit in memory but leaves their contents meaningless.
 void *allocate(size_t bytes);
 void release(void *ptr);
+// Whether data buffers are SMPI shared allocations (TUCOLL_SIM_SHARED_BUFFERS=1 under SMPI; never
+// on a real MPI): their contents are meaningless and copies into them can be skipped.
+bool shared_buffers();
 
 // Bytes of a message a status describes — one announced by a probe, or one received into bytes
 // or a datatype of bytes (MPI_Get_elements_x where available: SMPI lacks it and its messages

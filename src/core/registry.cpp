@@ -84,15 +84,6 @@ long Params::get(std::string_view name) const {
     return 0;
 }
 
-std::string Params::str() const {
-    std::string out;
-    for (const auto &kv : items_) {
-        if (!out.empty()) out += ',';
-        out += kv.first + '=' + std::to_string(kv.second);
-    }
-    return out;
-}
-
 std::string spec_string(const AlgorithmInfo &alg, const Params &params) {
     std::string out;
     for (const auto &kv : params.items()) {

@@ -72,7 +72,6 @@ class Params {
     void set(const std::string &name, long value);
     long get(std::string_view name) const;  // registry guarantees presence
     const std::vector<std::pair<std::string, long>> &items() const { return items_; }
-    std::string str() const;  // "radix=4,block_count=8" ("" without parameters)
 
   private:
     std::vector<std::pair<std::string, long>> items_;

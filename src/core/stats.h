@@ -28,6 +28,12 @@ struct CallStats {
         inter_region_messages = 0;
     }
 
+    // Appends one step of how the call ran to `path` ("direct; ipc host").
+    void add_path(const std::string &how) {
+        if (!path.empty()) path += "; ";
+        path += how;
+    }
+
     // Book-keeping for one point-to-point data message of `bytes` bytes.
     void count_send(int64_t bytes) {
         ++messages;

@@ -70,9 +70,10 @@ Backend &backend_for(const void *buf);
 // then the only ones allowed.
 bool is_device_buffer(const void *buf);
 
-// Copies `bytes` bytes between buffers of any memory (host, or GPU in a CUDA build: cudaMemcpy),
-// synchronously. MPI_SUCCESS or an error with a message.
-int copy_between(void *dst, const void *src, int64_t bytes);
+// Copies `bytes` bytes between host memory and memory that is GPU memory when `device` (a CUDA
+// build: cudaMemcpy), synchronously. The caller asks is_device_buffer once per call, not per block.
+// MPI_SUCCESS or an error with a message.
+int copy_between(void *dst, const void *src, int64_t bytes, bool device);
 
 // Tests replace the backend (a recording mock); nullptr restores the build's.
 void set_backend_override(Backend *backend);
@@ -117,7 +118,6 @@ class OpenedCache {
         return nullptr;
     }
     uint64_t opens() const { return opens_; }
-    size_t size() const { return entries_.size(); }
 
   private:
     struct Entry {

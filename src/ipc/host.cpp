@@ -36,14 +36,14 @@ struct HostDescriptor {
 constexpr size_t kProcessKeyBytes = 3 * sizeof(uint64_t);
 static_assert(sizeof(HostDescriptor) <= sizeof(Descriptor), "descriptor too large");
 
-// This process's cookie: random, read by peers to check that a pid is this process.
-uint64_t process_cookie() {
+// This process's cookie: random, read by peers (at its address) to check that a pid is this process.
+const uint64_t *process_cookie() {
     static const uint64_t cookie = [] {
         std::random_device device;
         const uint64_t t = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
         return (static_cast<uint64_t>(device()) << 32 ^ device()) ^ t ^ static_cast<uint64_t>(getpid()) << 17;
     }();
-    return cookie;
+    return &cookie;
 }
 
 class HostBackend final : public Backend {
@@ -59,8 +59,8 @@ class HostBackend final : public Backend {
         // Reading this process's own cookie through the system call tells whether it exists and
         // is allowed at all here (ENOSYS on old kernels, EPERM under some seccomp profiles).
         uint64_t copy = 0;
-        if (read_remote(static_cast<uint64_t>(getpid()), reinterpret_cast<uint64_t>(cookie_ptr()), &copy,
-                        sizeof copy) != 0 || copy != process_cookie()) {
+        if (read_remote(static_cast<uint64_t>(getpid()), reinterpret_cast<uint64_t>(process_cookie()), &copy,
+                        sizeof copy) != 0 || copy != *process_cookie()) {
             refuse(why, std::string("process_vm_readv on this process: ") + std::strerror(errno));
             return false;
         }
@@ -68,7 +68,7 @@ class HostBackend final : public Backend {
     }
 
     int expose(void *base, int64_t bytes, Descriptor *out) override {
-        HostDescriptor d{static_cast<uint64_t>(getpid()), process_cookie(), reinterpret_cast<uint64_t>(cookie_ptr()),
+        HostDescriptor d{static_cast<uint64_t>(getpid()), *process_cookie(), reinterpret_cast<uint64_t>(process_cookie()),
                          reinterpret_cast<uint64_t>(base), static_cast<uint64_t>(bytes)};
         std::memset(out->bytes, 0, sizeof out->bytes);
         std::memcpy(out->bytes, &d, sizeof d);
@@ -116,11 +116,6 @@ class HostBackend final : public Backend {
         bool verified = false;
         const char *error = "";
     };
-
-    static const uint64_t *cookie_ptr() {
-        static const uint64_t cookie = process_cookie();  // where peers read it
-        return &cookie;
-    }
 
     static void refuse(Refusal *why, const std::string &reason) {
         why->refused = true;

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "core/errors.h"
+#include "core/platform.h"
 #include "ipc/backend.h"
 
 namespace tucoll::ipc {
@@ -43,14 +44,6 @@ const CopyCost &cost(Engine engine) {
     return engine == Engine::kKernel ? kernel : memcpy;
 }
 
-bool shared_buffers() {
-    static const bool shared = [] {
-        const char *text = std::getenv("TUCOLL_SIM_SHARED_BUFFERS");
-        return text != nullptr && std::strcmp(text, "1") == 0;
-    }();
-    return shared;
-}
-
 class SimBackend final : public Backend {
   public:
     const char *name() const override { return "sim"; }
@@ -74,7 +67,7 @@ class SimBackend final : public Backend {
                          static_cast<unsigned long long>(d.bytes));
         }
         if (bytes == 0) return MPI_SUCCESS;
-        if (!shared_buffers()) std::memcpy(reinterpret_cast<char *>(d.address) + offset, src, static_cast<size_t>(bytes));
+        if (!platform::shared_buffers()) std::memcpy(reinterpret_cast<char *>(d.address) + offset, src, static_cast<size_t>(bytes));
         const CopyCost &c = cost(engine);
         const double seconds = c.latency + static_cast<double>(bytes) / c.bandwidth;
         smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));

@@ -11,6 +11,8 @@ void *allocate(size_t bytes) { return std::aligned_alloc(64, (bytes + 63) / 64 *
 
 void release(void *ptr) { std::free(ptr); }
 
+bool shared_buffers() { return false; }
+
 int message_bytes(MPI_Status *status, int64_t *bytes) {
     MPI_Count count = 0;
     const int rc = MPI_Get_elements_x(status, MPI_BYTE, &count);

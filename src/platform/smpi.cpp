@@ -21,6 +21,8 @@ double copy_bandwidth() {
     return bw;
 }
 
+}  // namespace
+
 bool shared_buffers() {
     static const bool shared = [] {
         const char *text = std::getenv("TUCOLL_SIM_SHARED_BUFFERS");
@@ -28,8 +30,6 @@ bool shared_buffers() {
     }();
     return shared;
 }
-
-}  // namespace
 
 void charge_copy(int64_t bytes) {
     if (bytes > 0) smpi_execute(static_cast<double>(bytes) / copy_bandwidth());
