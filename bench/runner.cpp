@@ -110,7 +110,10 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
     const std::vector<std::string> specs = candidates(exchange.collective(), options);
     for (const std::string &spec : specs) {
         if (spec == kPlainMpi) continue;
-        call_or_abort(comm, tucoll_check_spec(exchange.collective(), spec.c_str(), nprocs), "--alg " + spec);
+        // Every rank checks the same spec against the same registry: all know, so all exit cleanly
+        // (under MPI_Abort MPICH's hydra can drop the message; seen in a CI run).
+        const int rc = tucoll_check_spec(exchange.collective(), spec.c_str(), nprocs);
+        if (rc != MPI_SUCCESS) exit_together(comm, "--alg " + spec + ": " + tucoll_error_string(rc), false);
     }
     tucoll_topology_t topo;
     call_or_abort(comm, tucoll_comm_get_topology(comm, &topo), "topology");
