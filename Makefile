@@ -9,7 +9,8 @@
 #   make install PREFIX=DIR   library, header, CMake package and pkg-config file
 #   make test-gpu             the GPU tests (the ipc algorithm's cuda backend) on a machine with GPUs
 #   make sanitize             the MPI tests under AddressSanitizer + UBSan (build-asan/)
-#   make sim-build            library, tucoll-bench and transitive_closure for SimGrid's SMPI (build-sim/)
+#   make sim-build            SimGrid 4.1 built once into .deps/ (from PyPI's source distribution),
+#                             then library, tucoll-bench and transitive_closure for its SMPI (build-sim/)
 #   make docs                 regenerate the registry-driven parts of README.md
 
 SHELL := /bin/bash
@@ -20,6 +21,8 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST_ARGS ?=
 BUILD_DIR ?= $(if $(filter openmpi,$(MPI)),build,build-$(MPI))
 VENV := .venv
+# SimGrid, built by the project (scripts/simgrid.sh): kept across `make test`, which rebuilds build-sim/.
+SIMGRID_PREFIX ?= .deps/simgrid-4.1
 PYTHON := $(VENV)/bin/python
 
 # MPICH's ch4:ucx ranks busy-poll: oversubscribed on a small machine every call crawls (the full
@@ -86,12 +89,14 @@ install: build
 
 sim-deps:
 	@scripts/deps.sh simgrid $(MPI)
+	@scripts/simgrid.sh $(SIMGRID_PREFIX) $(JOBS) >/dev/null
 
 # The simulated target: same sources compiled with SMPI's wrappers (Release: simulations of
 # thousands of ranks run all of them in one process).
 sim-build: deps sim-deps
 	cmake -S . -B build-sim -DTUCOLL_SIMGRID=ON -DCMAKE_BUILD_TYPE=Release \
-	  -DCMAKE_C_COMPILER=smpicc -DCMAKE_CXX_COMPILER=smpicxx $(CMAKE_ARGS)
+	  -DCMAKE_C_COMPILER=$(abspath $(SIMGRID_PREFIX))/bin/smpicc \
+	  -DCMAKE_CXX_COMPILER=$(abspath $(SIMGRID_PREFIX))/bin/smpicxx $(CMAKE_ARGS)
 	cmake --build build-sim -j $(JOBS) --target tucoll-bench transitive_closure
 
 # Every test program, built with ASan + UBSan (Debug: internal checks on), on the quick matrix:
@@ -106,5 +111,6 @@ sanitize: deps
 docs: build venv
 	$(PYTHON) -m tucoll docs --build-dir $(BUILD_DIR) --write README.md
 
+# .deps/ (SimGrid) survives: `rm -rf .deps` rebuilds it on the next sim-build.
 clean:
 	rm -rf build build-mpich build-asan build-sim

@@ -10,15 +10,14 @@ AlltoallvExchange::AlltoallvExchange(const BenchOptions &options, MPI_Comm comm,
     : options_(options), comm_(comm), layout_(layout) {}
 
 std::string AlltoallvExchange::prepare(int64_t size) {
-    int rank = 0, nprocs = 1;
+    int rank = 0;
     MPI_Comm_rank(comm_, &rank);
-    MPI_Comm_size(comm_, &nprocs);
     if (types_.name != options_.type) {
         std::string err = TypePair::create(options_.type, &types_);
         if (!err.empty()) return err;
     }
     Workload workload;
-    std::string err = Workload::create(options_.dist, size, nprocs, options_.seed, &workload);
+    std::string err = Workload::create_for_rank(options_.dist, size, comm_, options_.seed, &workload);
     if (!err.empty()) return err;
     err = build_alltoallv(workload, types_, rank, layout_, &buffers_);
     reference_.clear();

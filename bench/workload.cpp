@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace tucoll::bench {
 namespace {
@@ -137,7 +138,10 @@ int64_t Workload::bytes(int src, int dst) const {
             if (src == 0 && dst == p - 1) return onehuge_bytes(s);
             return std::min<int64_t>(s, static_cast<int64_t>(unit(seed_, src, dst, 0) * static_cast<double>(s + 1)));
         case Kind::kFile:
-            return matrix_[static_cast<size_t>(src) * p + dst];
+            if (only_rank_ < 0) return matrix_[static_cast<size_t>(src) * p + dst];
+            if (src == only_rank_) return own_row_[dst];
+            if (dst == only_rank_) return own_column_[src];
+            throw std::logic_error("a file workload of one rank asked for another rank's block");
     }
     return 0;
 }
@@ -192,6 +196,48 @@ BlockStats summarize_blocks(std::vector<double> blocks, int nprocs) {
         s.median_block = 0.5 * (s.median_block + below);
     }
     return s;
+}
+
+std::string Workload::create_for_rank(const std::string &dist, int64_t max_bytes, MPI_Comm comm, uint64_t seed,
+                                      Workload *out) {
+    int rank = 0, p = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    if (dist.rfind("file:", 0) != 0) return create(dist, max_bytes, p, seed, out);  // O(1) per rank already
+
+    Workload w;
+    std::string err;
+    if (rank == 0) err = create(dist, max_bytes, p, seed, &w);
+    // Rank 0's verdict, to everyone.
+    int length = static_cast<int>(err.size());
+    MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+    err.resize(static_cast<size_t>(length));
+    MPI_Bcast(err.data(), length, MPI_CHAR, 0, comm);
+    if (!err.empty()) return err;
+
+    std::vector<int64_t> columns;  // the transpose, row j = column j
+    if (rank == 0) {
+        columns.resize(w.matrix_.size());
+        for (int i = 0; i < p; ++i) {
+            for (int j = 0; j < p; ++j) columns[static_cast<size_t>(j) * p + i] = w.matrix_[static_cast<size_t>(i) * p + j];
+        }
+    } else {
+        w.kind_ = Kind::kFile;
+        w.name_ = dist;
+        w.max_bytes_ = max_bytes;
+        w.nprocs_ = p;
+        w.seed_ = seed;
+        w.only_rank_ = rank;
+        w.own_row_.resize(static_cast<size_t>(p));
+        w.own_column_.resize(static_cast<size_t>(p));
+    }
+    // Rank 0 keeps its data in matrix_; the scatters deliver only to the others.
+    MPI_Scatter(w.matrix_.data(), p, MPI_INT64_T, rank == 0 ? MPI_IN_PLACE : w.own_row_.data(), p, MPI_INT64_T, 0,
+                comm);
+    MPI_Scatter(columns.data(), p, MPI_INT64_T, rank == 0 ? MPI_IN_PLACE : w.own_column_.data(), p, MPI_INT64_T, 0,
+                comm);
+    *out = std::move(w);
+    return "";
 }
 
 std::vector<int64_t> Workload::row(int src) const {

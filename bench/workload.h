@@ -3,6 +3,8 @@
 // and without ever holding the P x P matrix (needed at thousands of simulated ranks).
 #pragma once
 
+#include <mpi.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +26,13 @@ class Workload {
     // Returns an empty string on success, else what is wrong.
     static std::string create(const std::string &dist, int64_t max_bytes, int nprocs, uint64_t seed,
                               Workload *out);
+    // As create, for the calling rank of `comm` (collective over it; the same answer on every
+    // rank): a pattern file is read by rank 0 alone, which keeps the whole matrix (statistics
+    // need it) and sends every other rank its own row and column, so that a simulation of
+    // thousands of ranks in one process does not hold P copies of P x P entries. On those ranks
+    // bytes(src, dst) is defined where src or dst is the rank.
+    static std::string create_for_rank(const std::string &dist, int64_t max_bytes, MPI_Comm comm, uint64_t seed,
+                                       Workload *out);
 
     int64_t bytes(int src, int dst) const;  // block size from src to dst
     std::vector<int64_t> row(int src) const;  // what src sends to each rank
@@ -39,6 +48,9 @@ class Workload {
     int nprocs_ = 1;
     uint64_t seed_ = 1;
     std::vector<int64_t> matrix_;  // only for file workloads (row-major P x P)
+    // File workloads from create_for_rank on ranks other than 0: that rank's row and column.
+    int only_rank_ = -1;
+    std::vector<int64_t> own_row_, own_column_;
 };
 
 // Statistics of the P x P block sizes in bytes, for the tuner (tucoll analyze / fit). The first

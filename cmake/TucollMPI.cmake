@@ -8,7 +8,9 @@ set(TUCOLL_MPI_DEFINITIONS OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)
 if(TUCOLL_SIMGRID)
   # smpicc/smpicxx bring SMPI's headers and libraries themselves.
   add_library(MPI::MPI_C INTERFACE IMPORTED)
-  find_program(TUCOLL_MPIEXEC smpirun REQUIRED)
+  # The launcher of the SimGrid whose smpicc compiles (the project's own, .deps/simgrid-*).
+  get_filename_component(_tucoll_smpi_bin "${CMAKE_C_COMPILER}" DIRECTORY)
+  find_program(TUCOLL_MPIEXEC smpirun HINTS "${_tucoll_smpi_bin}" REQUIRED)
   set(TUCOLL_MPI_FLAVOR smpi)
   set(TUCOLL_MPIEXEC_FLAGS "")
   set(MPIEXEC_NUMPROC_FLAG -np)

@@ -4,6 +4,7 @@
 # with password-less sudo; otherwise it names what to install and fails.
 #
 #   scripts/deps.sh system MPI        MPI = openmpi | mpich
+#   scripts/deps.sh simgrid MPI       what scripts/simgrid.sh needs to build SimGrid
 #   scripts/deps.sh cmake-args MPI    prints the CMake arguments that select that MPI
 set -euo pipefail
 
@@ -88,8 +89,12 @@ case "${1:-}" in
     install_packages $(missing_packages)
     ;;
   simgrid)
-    # SimGrid's SMPI (smpicc, smpicxx, smpirun) for the simulated target.
-    if ! command -v smpicxx >/dev/null 2>&1 || ! command -v smpirun >/dev/null 2>&1; then install_packages libsimgrid-dev; fi
+    # What building SimGrid from source needs (scripts/simgrid.sh): Boost's headers, curl.
+    pkgs=()
+    have_header boost/version.hpp || pkgs+=(libboost-dev)
+    command -v curl >/dev/null 2>&1 || pkgs+=(curl)
+    # shellcheck disable=SC2068
+    install_packages ${pkgs[@]:-}
     ;;
   cmake-args)
     wrapper=$(mpi_wrapper) || { echo "deps.sh: no $mpi compiler wrapper found" >&2; exit 1; }

@@ -14,6 +14,10 @@ namespace tucoll::platform {
 // time). SMPI: advances the simulated clock by bytes / the modelled copy bandwidth, so that
 // algorithms that copy more pay for it while host computation is not sampled.
 void charge_copy(int64_t bytes);
+// Real MPI: nothing. SMPI: advances the calling rank's simulated clock by exactly `seconds`,
+// however small (the charge is made in flops at the simulated host's own speed, so neither
+// smpi/host-speed nor smpi/cpu-threshold scales or drops it).
+void charge_seconds(double seconds);
 
 // Data buffers of algorithms (64-byte aligned). Under SMPI with TUCOLL_SIM_SHARED_BUFFERS=1
 // they are SMPI shared allocations — one physical copy for all simulated ranks — which makes

@@ -3,6 +3,7 @@
 // second; the `tucoll sim` tool sets it from the platform): deterministic, and proportional to
 // what an algorithm copies.
 #include <mpi.h>
+#include <simgrid/host.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -31,8 +32,15 @@ bool shared_buffers() {
     return shared;
 }
 
+// Not smpi_execute(seconds): that converts seconds to flops at smpi/host-speed (20 kflop/s by
+// default) and runs them on the platform's hosts (1 Gflop/s here), scaling every charge by 2e-5,
+// and it drops charges under smpi/cpu-threshold (1 us: every copy under ~12 KB).
+void charge_seconds(double seconds) {
+    if (seconds > 0) smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));
+}
+
 void charge_copy(int64_t bytes) {
-    if (bytes > 0) smpi_execute(static_cast<double>(bytes) / copy_bandwidth());
+    if (bytes > 0) charge_seconds(static_cast<double>(bytes) / copy_bandwidth());
 }
 
 void *allocate(size_t bytes) {

@@ -83,6 +83,21 @@ def test_ipc_copies_on_a_simulated_gpu_cluster():
     assert (rows["ok"] == "1").all() and rows["path"].str.contains("ipc sim").all(), rows
 
 
+@pytest.mark.parametrize("size", [1024, 1 << 20])
+def test_a_local_copy_costs_its_bytes_over_the_copy_bandwidth(size):
+    # One rank: spreadout's whole exchange is the copy of its own block, charged at the
+    # platform's copy bandwidth however small (SMPI's smpi_execute would scale the charge by
+    # smpi/host-speed and drop it under smpi/cpu-threshold).
+    from tucoll.sim import Platform
+
+    # onehot at P = 1: the rank's one block, `size` bytes, to itself.
+    rows = frame(sim("--platform", "polaris-like", "--np", "1", "--", "alltoallv", "--alg", "spreadout", "--dist",
+                     "onehot", "--size", str(size), "--iters", "2", "--warmup", "0", "--format", "csv"))
+    expected_us = size / Platform.load("polaris-like").copy_bandwidth * 1e6
+    # + 10 ns: SMPI charges every MPI_Wtime call smpi/wtime (1e-8 s by default).
+    assert rows.iloc[0]["median_us"] == pytest.approx(expected_us + 0.010, rel=1e-3, abs=2e-3), rows.iloc[0]
+
+
 def test_all_at_once_algorithms_are_refused_at_scale():
     proc = sim("--platform", "polaris-like", "--np", "1024", "--", "alltoallv", "--alg", "linear", "--size", "16")
     assert proc.returncode == 2
