@@ -3,6 +3,7 @@
 // the GPU (CUDA builds), mirrored on the host for the contents and the check.
 #pragma once
 
+#include "device_mirror.h"
 #include "runner.h"
 #include "typed_buffers.h"
 
@@ -17,7 +18,7 @@ class AlltoallExchange final : public Exchange {
     int run_plain() override;
     int run_reference() override;
     // On device buffers the reference is the MPI's result on the host mirrors (run_reference).
-    bool can_capture_reference() const override { return device_recv_ == nullptr; }
+    bool can_capture_reference() const override { return !device_.active(); }
     void capture_reference() override;
     void reset_output() override;
     int64_t compare_with_reference() const override;
@@ -26,15 +27,7 @@ class AlltoallExchange final : public Exchange {
     // busbw = algbw (P-1)/P, what crosses the network per rank (nccl-tests' PERFORMANCE.md).
     void add_columns(Row &row) const override;
 
-    ~AlltoallExchange() override;
-    // "" when --memory can be served by this build, else why not.
-    static std::string memory_supported(const std::string &memory);
-
   private:
-    void *send_buffer() { return device_send_ ? device_send_ : send_.data(); }
-    void *recv_buffer() { return device_recv_ ? device_recv_ : recv_.data(); }
-    void release_device();
-
     const BenchOptions &options_;
     MPI_Comm comm_;
     TypePair types_;
@@ -43,7 +36,7 @@ class AlltoallExchange final : public Exchange {
     int64_t block_bytes_ = 0;
     Bytes send_, recv_, reference_;
     mutable Bytes back_;  // --memory device: the GPU's receive buffer, copied back to compare
-    void *device_send_ = nullptr, *device_recv_ = nullptr;
+    DeviceMirror device_;
 };
 
 }  // namespace tucoll::bench

@@ -12,6 +12,7 @@ AlltoallvExchange::AlltoallvExchange(const BenchOptions &options, MPI_Comm comm,
 std::string AlltoallvExchange::prepare(int64_t size) {
     int rank = 0;
     MPI_Comm_rank(comm_, &rank);
+    MPI_Comm_size(comm_, &nprocs_);
     if (types_.name != options_.type) {
         std::string err = TypePair::create(options_.type, &types_);
         if (!err.empty()) return err;
@@ -28,7 +29,21 @@ std::string AlltoallvExchange::prepare(int64_t size) {
                      .values();
     }
     MPI_Bcast(stats_.data(), static_cast<int>(stats_.size()), MPI_DOUBLE, 0, comm_);
-    return err;
+    if (!err.empty()) return err;
+    return device_.mirror(options_.memory, rank, buffers_.send, buffers_.recv);
+}
+
+void AlltoallvExchange::reset_output() {
+    buffers_.fill_recv_sentinel();
+    device_.reset_recv(buffers_.recv);
+}
+
+int64_t AlltoallvExchange::compare_with_reference() const {
+    if (device_.active()) {
+        device_.download_recv(back_);
+        return first_difference(back_, reference_);
+    }
+    return first_difference(buffers_.recv, reference_);
 }
 
 void AlltoallvExchange::add_columns(Row &row) const {
@@ -39,17 +54,19 @@ void AlltoallvExchange::add_columns(Row &row) const {
         std::snprintf(value, sizeof value, "%.6g", stats_[i]);
         row.extra.emplace_back(names[i], value);
     }
+    const double mean_block = stats_[1];  // BlockStats::names(): total bytes / P^2
+    add_bandwidth_columns(row, mean_block * nprocs_, nprocs_);
 }
 
 int AlltoallvExchange::run(const std::string &spec) {
     AlltoallvBuffers &b = buffers_;
-    return tucoll_alltoallv_with(spec.c_str(), b.send.data(), b.sendcounts.data(), b.sdispls.data(), types_.send,
-                                 b.recv.data(), b.recvcounts.data(), b.rdispls.data(), types_.recv, comm_);
+    return tucoll_alltoallv_with(spec.c_str(), device_.send(b.send), b.sendcounts.data(), b.sdispls.data(),
+                                 types_.send, device_.recv(b.recv), b.recvcounts.data(), b.rdispls.data(), types_.recv, comm_);
 }
 
 int AlltoallvExchange::run_plain() {
     AlltoallvBuffers &b = buffers_;
-    return MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), types_.send, b.recv.data(),
+    return MPI_Alltoallv(device_.send(b.send), b.sendcounts.data(), b.sdispls.data(), types_.send, device_.recv(b.recv),
                          b.recvcounts.data(), b.rdispls.data(), types_.recv, comm_);
 }
 
@@ -57,6 +74,7 @@ int AlltoallvExchange::run_reference() {
     AlltoallvBuffers &b = buffers_;
     b.fill_recv_sentinel();
     // PMPI: the reference is the MPI library's own result even when tucoll's interposer is loaded.
+    // Host buffers (--memory device included), so --check needs no CUDA-aware MPI.
     int rc = PMPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), types_.send, b.recv.data(),
                             b.recvcounts.data(), b.rdispls.data(), types_.recv, comm_);
     reference_ = b.recv;

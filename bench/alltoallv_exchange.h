@@ -1,6 +1,9 @@
-// tucoll-bench's alltoallv: typed buffers from a workload, the vendor reference, comparisons.
+// tucoll-bench's alltoallv: typed buffers from a workload, the vendor reference, comparisons;
+// with --memory device the buffers live on the GPU (CUDA builds), mirrored on the host for the
+// contents and the check.
 #pragma once
 
+#include "device_mirror.h"
 #include "runner.h"
 #include "typed_buffers.h"
 #include "workload.h"
@@ -15,11 +18,13 @@ class AlltoallvExchange final : public Exchange {
     int run(const std::string &spec) override;
     int run_plain() override;
     int run_reference() override;
-    bool can_capture_reference() const override { return true; }
+    // On device buffers the reference is the MPI's result on the host mirrors (run_reference).
+    bool can_capture_reference() const override { return !device_.active(); }
     void capture_reference() override { reference_ = buffers_.recv; }
-    void reset_output() override { buffers_.fill_recv_sentinel(); }
-    int64_t compare_with_reference() const override { return first_difference(buffers_.recv, reference_); }
-    // `chosen`, then the block-size statistics of the workload (BlockStats::names()).
+    void reset_output() override;
+    int64_t compare_with_reference() const override;
+    // `chosen`, the block-size statistics of the workload (BlockStats::names()), then algbw and
+    // busbw (add_bandwidth_columns) of the mean rank's bytes.
     void add_columns(Row &row) const override;
 
   private:
@@ -30,6 +35,9 @@ class AlltoallvExchange final : public Exchange {
     AlltoallvBuffers buffers_;
     Bytes reference_;
     std::vector<double> stats_;  // BlockStats::values() of the current workload
+    int nprocs_ = 1;
+    DeviceMirror device_;
+    mutable Bytes back_;  // --memory device: the GPU's receive buffer, copied back to compare
 };
 
 }  // namespace tucoll::bench

@@ -172,7 +172,6 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
                 } else {
                     reduce_stats(comm, specs[a], &batch[a]);
                 }
-                exchange.add_columns(batch[a]);
                 if (!options.check) continue;
                 if (vendor_is_reference && a == vendor) {
                     exchange.capture_reference();
@@ -197,10 +196,21 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
             row.min_us = *std::min_element(slowest.begin(), slowest.end()) * 1e6;
             row.max_us = *std::max_element(slowest.begin(), slowest.end()) * 1e6;
             row.mean_us = std::accumulate(slowest.begin(), slowest.end(), 0.0) / slowest.size() * 1e6;
+            exchange.add_columns(row);  // after the times: the bandwidth columns are computed from them
             rows.push_back(row);
         }
     }
     return rows;
+}
+
+void add_bandwidth_columns(Row &row, double bytes_per_rank, int nprocs) {
+    const double seconds = row.median_us * 1e-6;
+    const double algbw = seconds > 0 ? bytes_per_rank / seconds / 1e9 : 0.0;
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", algbw);
+    row.extra.emplace_back("algbw_GBps", text);
+    std::snprintf(text, sizeof text, "%.4g", nprocs > 0 ? algbw * (nprocs - 1) / nprocs : 0.0);
+    row.extra.emplace_back("busbw_GBps", text);
 }
 
 }  // namespace tucoll::bench

@@ -29,7 +29,7 @@ struct BenchOptions {
     int ppn = 0;  // 0 = leave the topology to TUCOLL_PPN / MPI_Comm_split_type
     std::string mapping = "sequential";  // or "cyclic": neighbouring ranks on different nodes
     bool in_place = false;               // allgather(v): MPI_IN_PLACE
-    std::string memory = "host";         // alltoall: "device" puts the buffers on the GPU (CUDA builds)
+    std::string memory = "host";         // alltoall(v): "device" puts the buffers on the GPU (CUDA builds)
 };
 
 // The communicator a run uses: MPI_COMM_WORLD renumbered by `mapping`, with the nodes of the
@@ -50,6 +50,11 @@ struct Row {
     int ok = -1;  // 1 / 0 when checked, -1 when not
     std::vector<std::pair<std::string, std::string>> extra;  // collective-specific columns, in order
 };
+
+// nccl-tests' bandwidth columns (PERFORMANCE.md there): algbw_GBps, the bytes one rank sends
+// (its own block included) over the median time, and busbw_GBps = algbw (P-1)/P, what crosses
+// the network per rank.
+void add_bandwidth_columns(Row &row, double bytes_per_rank, int nprocs);
 
 // One collective as the runner sees it. Implementations hold inputs for the current size.
 class Exchange {

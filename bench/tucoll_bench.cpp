@@ -129,14 +129,18 @@ int main(int argc, char **argv) {
     add_common_options(alltoallv, alltoallv_opts);
     add_dist(alltoallv, alltoallv_opts, "block-size distribution (block i -> j)");
     add_type(alltoallv, alltoallv_opts);
+    auto add_memory = [](CLI::App *cmd, BenchOptions &o) {
+        cmd->add_option("--memory", o.memory,
+                        "where the buffers live: host, or device (GPU memory; CUDA builds, one rank per GPU)")
+            ->check(CLI::IsMember({"host", "device"}))
+            ->capture_default_str();
+    };
+    add_memory(alltoallv, alltoallv_opts);
 
     CLI::App *alltoall = app.add_subcommand("alltoall", "all-to-all of --size bytes per block (MPI_Alltoall arguments)");
     add_common_options(alltoall, alltoall_opts);
     add_type(alltoall, alltoall_opts);
-    alltoall->add_option("--memory", alltoall_opts.memory,
-                         "where the buffers live: host, or device (GPU memory; CUDA builds, one rank per GPU)")
-        ->check(CLI::IsMember({"host", "device"}))
-        ->capture_default_str();
+    add_memory(alltoall, alltoall_opts);
 
     CLI::App *allgather = app.add_subcommand("allgather", "allgather of --size bytes per rank (MPI_Allgather arguments)");
     add_common_options(allgather, allgather_opts);

@@ -513,7 +513,7 @@ def plot_auto(data: pd.DataFrame, out: Path) -> str:
 
 
 IPC_SIZES = ("16", "256", "4K", "64K", "512K", "4M")
-IPC_SPECS = ("vendor", "ipc", "ipc:copy=kernel", "ipc:copy=memcpy", "ipc:overlap=0", "spreadout", "pairwise")
+IPC_SPECS = ("vendor", "ipc", "ipc:copy=kernel", "ipc:copy=memcpy", "ipc:overlap=0", "staged", "spreadout", "pairwise")
 IPC_RUNS = {"thetagpu-like": (8, 16, 32, 64, 128), "lassen-like": (4, 8, 16, 32, 64)}
 
 
@@ -546,12 +546,14 @@ def plot_ipc(data: pd.DataFrame, out: Path) -> str:
                 lines.append(f"{platform} P = {nprocs}, S = {human(size)}: vendor {t.loc[size, 'vendor']:.1f}, "
                              f"ipc (hybrid) {t.loc[size, 'ipc']:.1f}, kernel {t.loc[size, 'ipc:copy=kernel']:.1f}, "
                              f"memcpy {t.loc[size, 'ipc:copy=memcpy']:.1f}, no overlap "
-                             f"{t.loc[size, 'ipc:overlap=0']:.1f}, best host algorithm {best_host[size]:.1f} us")
+                             f"{t.loc[size, 'ipc:overlap=0']:.1f}, staged {t.loc[size, 'staged']:.1f}, "
+                             f"best host algorithm {best_host[size]:.1f} us")
         top.axhline(1.0, color="black", linewidth=0.8)
         top.set(xscale="log", xlabel="block size (bytes)", ylabel="vendor time / ipc (hybrid) time",
                 title=f"alltoall, {platform} (simulated)")
         one = at[at["nprocs"] == at["nprocs"].min()].pivot_table(index="size", columns="requested", values="median_us")
-        for spec, style in (("vendor", "s--"), ("ipc:copy=kernel", "o-"), ("ipc:copy=memcpy", "^-"), ("ipc", "k:")):
+        for spec, style in (("vendor", "s--"), ("ipc:copy=kernel", "o-"), ("ipc:copy=memcpy", "^-"), ("ipc", "k:"),
+                            ("staged", "x-.")):
             bottom.plot(one.index, one[spec], style, label="ipc (hybrid)" if spec == "ipc" else spec)
         bottom.set(xscale="log", yscale="log", xlabel="block size (bytes)", ylabel="simulated time (us)",
                    title=f"one node ({at['nprocs'].min()} GPUs): kernel vs memcpy copies")

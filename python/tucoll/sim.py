@@ -38,8 +38,9 @@ class Platform:
     vendor: str
     copy_bandwidth: float
     summary: str
-    # GPU platforms: what an IPC copy between the node's GPUs costs, per engine (seconds, bytes/s);
-    # the `ipc` algorithm's sim backend charges it (src/ipc/sim.cpp).
+    # GPU platforms: what an IPC copy between the node's GPUs costs, per engine (seconds, bytes/s),
+    # and a copy across a GPU's link to host memory (host_*, what `staged` pays twice); the sim
+    # backend charges them (src/ipc/sim.cpp).
     ipc: dict | None = None
 
     @classmethod
@@ -160,10 +161,15 @@ def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str],
     env = dict(os.environ)
     env["TUCOLL_SIM_COPY_BW"] = repr(run.platform.copy_bandwidth)
     env["TUCOLL_SIM_SHARED_BUFFERS"] = "1" if run.shared_buffers else "0"
-    for engine in ("kernel", "memcpy"):
-        if run.platform.ipc:
+    if run.platform.ipc:
+        for engine in ("kernel", "memcpy"):
             env[f"TUCOLL_SIM_IPC_{engine.upper()}_LAT"] = repr(run.platform.ipc[f"{engine}_latency"])
             env[f"TUCOLL_SIM_IPC_{engine.upper()}_BW"] = repr(run.platform.ipc[f"{engine}_bandwidth"])
+        env["TUCOLL_SIM_HOST_LINK_LAT"] = repr(run.platform.ipc["host_latency"])
+        env["TUCOLL_SIM_HOST_LINK_BW"] = repr(run.platform.ipc["host_bandwidth"])
+    else:
+        for name in ("HOST_LINK_LAT", "HOST_LINK_BW"):
+            env.pop(f"TUCOLL_SIM_{name}", None)
     env.pop("TUCOLL_PPN", None)  # nodes come from the hostfile
     # SMPI runs a private copy of the binary per rank (privatization), so the library cannot find
     # the build's table beside itself: name it, unless the caller chose one.

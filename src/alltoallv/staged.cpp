@@ -2,7 +2,8 @@
 // not CUDA-aware): every block is copied into host memory, `inner` runs there, and the received
 // blocks are copied back. On host buffers it is the same exchange with two extra copies, which is
 // how its logic is tested here; on device buffers the copies are cudaMemcpy (ipc/backend.h:
-// copy_between). The host buffers are the workspace's, reused from call to call.
+// copy_between), one per run of blocks adjacent on both sides (one for a packed buffer, not P).
+// The host buffers are the workspace's, reused from call to call.
 #include <algorithm>
 
 #include "alltoallv/alltoallv.h"
@@ -34,6 +35,31 @@ int64_t back_to_back(const int64_t counts[], int n, std::vector<int64_t> &displs
     return total;
 }
 
+// Copies block i (counts[i] bytes) from src + src_displs[i] to dst + dst_displs[i] for every i,
+// one copy per run of non-empty blocks that follow each other on both sides: each copy across a
+// GPU's link costs a launch, which P small copies would pay P times.
+int copy_blocks(char *dst, const int64_t dst_displs[], const char *src, const int64_t src_displs[],
+                const int64_t counts[], int n, bool device) {
+    int i = 0;
+    while (i < n) {
+        if (counts[i] == 0) {
+            ++i;
+            continue;
+        }
+        const int64_t from = src_displs[i], to = dst_displs[i];
+        int64_t length = counts[i];
+        int j = i + 1;
+        for (; j < n; ++j) {
+            if (counts[j] == 0) continue;
+            if (src_displs[j] != from + length || dst_displs[j] != to + length) break;
+            length += counts[j];
+        }
+        TUCOLL_TRY(ipc::copy_between(dst + to, src + from, length, device));
+        i = j;
+    }
+    return MPI_SUCCESS;
+}
+
 int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
     const int p = ctx.size();
     StagedWorkspace &ws = ctx.workspace<StagedWorkspace>();
@@ -51,10 +77,8 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
                      static_cast<long long>(send_total + recv_total));
     }
     stats.scratch_bytes += send_total + recv_total;
-    const bool device = ipc::is_device_buffer(call.sbuf) || ipc::is_device_buffer(call.rbuf);
-    for (int i = 0; i < p; ++i) {
-        TUCOLL_TRY(ipc::copy_between(send + ws.sdispls[i], call.sbuf + call.sdispls[i], call.scounts[i], device));
-    }
+    const bool device = ipc::crosses_device_link(call.sbuf, call.rbuf);
+    TUCOLL_TRY(copy_blocks(send, ws.sdispls.data(), call.sbuf, call.sdispls, call.scounts, p, device));
     const Call host{call.typed, send, call.scounts, ws.sdispls.data(), recv, call.rcounts, ws.rdispls.data(),
                     call.known_max_block, call.uniform};
     const Algorithm &inner = registry()[ws.inner.index];
@@ -64,10 +88,7 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
     ctx.requests().fault(rc);
     ctx.requests().wait_all();
     if (ctx.requests().failed()) return MPI_SUCCESS;
-    for (int j = 0; j < p; ++j) {
-        TUCOLL_TRY(ipc::copy_between(call.rbuf + call.rdispls[j], recv + ws.rdispls[j], call.rcounts[j], device));
-    }
-    return MPI_SUCCESS;
+    return copy_blocks(call.rbuf, call.rdispls, recv, ws.rdispls.data(), call.rcounts, p, device);
 }
 
 }  // namespace

@@ -70,9 +70,15 @@ Backend &backend_for(const void *buf);
 // then the only ones allowed.
 bool is_device_buffer(const void *buf);
 
-// Copies `bytes` bytes between host memory and memory that is GPU memory when `device` (a CUDA
-// build: cudaMemcpy), synchronously. The caller asks is_device_buffer once per call, not per block.
-// MPI_SUCCESS or an error with a message.
+// Whether copies between these buffers and host memory cross a GPU's link to the host: they are
+// GPU memory (is_device_buffer), or, under SMPI, the simulated platform models its ranks as GPUs
+// (`tucoll sim` on a platform with a "host_link" cost sets TUCOLL_SIM_HOST_LINK_{LAT,BW}).
+// Asked once per call, not per block.
+bool crosses_device_link(const void *sbuf, const void *rbuf);
+
+// Copies `bytes` bytes between host memory and memory on the far side of a GPU's link when
+// `device` (crosses_device_link: cudaMemcpy in a CUDA build, a charged copy under SMPI),
+// synchronously; a plain local copy otherwise. MPI_SUCCESS or an error with a message.
 int copy_between(void *dst, const void *src, int64_t bytes, bool device);
 
 // Tests replace the backend (a recording mock); nullptr restores the build's.

@@ -165,4 +165,8 @@ Backend &platform_backend() {
     return backend;
 }
 
+// Host memory has no link to cross: only GPU memory (a CUDA build) makes copy_between cross one.
+bool platform_models_device_link() { return false; }
+void platform_link_copy(void *dst, const void *src, int64_t bytes) { local_copy(dst, src, bytes); }
+
 }  // namespace tucoll::ipc

@@ -5,7 +5,10 @@
 
 namespace tucoll::ipc {
 
-Backend &platform_backend();  // ipc/host.cpp on a real MPI, ipc/sim.cpp under SMPI
+// ipc/host.cpp on a real MPI, ipc/sim.cpp under SMPI.
+Backend &platform_backend();
+bool platform_models_device_link();                             // host: false
+void platform_link_copy(void *dst, const void *src, int64_t bytes);  // host: a local copy
 #ifdef TUCOLL_HAVE_CUDA
 bool is_device_memory(const void *buf);  // ipc/cuda.cu
 Backend &cuda_backend();
@@ -27,14 +30,21 @@ bool is_device_buffer(const void *buf) {
 #endif
 }
 
+bool crosses_device_link(const void *sbuf, const void *rbuf) {
+    return is_device_buffer(sbuf) || is_device_buffer(rbuf) || platform_models_device_link();
+}
+
 int copy_between(void *dst, const void *src, int64_t bytes, bool device) {
-    if (bytes <= 0) return 0;
+    if (bytes <= 0) return MPI_SUCCESS;
+    if (!device) {
+        local_copy(dst, src, bytes);
+        return MPI_SUCCESS;
+    }
 #ifdef TUCOLL_HAVE_CUDA
-    if (device) return cuda_copy(dst, src, bytes);
+    if (is_device_buffer(dst) || is_device_buffer(src)) return cuda_copy(dst, src, bytes);
 #endif
-    (void)device;
-    local_copy(dst, src, bytes);
-    return 0;
+    platform_link_copy(dst, src, bytes);
+    return MPI_SUCCESS;
 }
 
 Backend &backend_for(const void *buf) {

@@ -6,14 +6,16 @@
 // `tucoll sim` sets the four figures from the platform file (TUCOLL_SIM_IPC_*); the defaults are
 // those of thetagpu-like (sim/platforms/thetagpu-like.xml says where they come from).
 //
-// The charge is made in flops at the simulated host's own speed, so that it is exactly the
-// modelled seconds whatever smpi/host-speed is.
+// On a GPU platform the simulated ranks are GPUs, and the copies `staged` makes between their
+// buffers and host memory cross the GPU's link to the host (PCIe, or NVLink to the CPU):
+// charged at TUCOLL_SIM_HOST_LINK_{LAT,BW}, which `tucoll sim` sets from the platform's
+// "host_link" entry; without them (CPU platforms) such copies are ordinary local copies.
 #include <mpi.h>
-#include <simgrid/host.h>
 
 #include <cstdlib>
 #include <cstring>
 
+#include "core/copy.h"
 #include "core/errors.h"
 #include "core/platform.h"
 #include "ipc/backend.h"
@@ -69,19 +71,33 @@ class SimBackend final : public Backend {
         if (bytes == 0) return MPI_SUCCESS;
         if (!platform::shared_buffers()) std::memcpy(reinterpret_cast<char *>(d.address) + offset, src, static_cast<size_t>(bytes));
         const CopyCost &c = cost(engine);
-        const double seconds = c.latency + static_cast<double>(bytes) / c.bandwidth;
-        smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));
+        platform::charge_seconds(c.latency + static_cast<double>(bytes) / c.bandwidth);
         return MPI_SUCCESS;
     }
 
     int flush() override { return MPI_SUCCESS; }  // each put was charged as it was made
 };
 
+// The GPU's link to the host, on platforms that model one (else null).
+const CopyCost *host_link() {
+    static const CopyCost link{env_or("TUCOLL_SIM_HOST_LINK_LAT", 0.0), env_or("TUCOLL_SIM_HOST_LINK_BW", 0.0)};
+    return link.bandwidth > 0 ? &link : nullptr;
+}
+
 }  // namespace
 
 Backend &platform_backend() {
     static SimBackend backend;  // stateless: shared by the simulated ranks of the process
     return backend;
+}
+
+bool platform_models_device_link() { return host_link() != nullptr; }
+
+void platform_link_copy(void *dst, const void *src, int64_t bytes) {
+    const CopyCost *link = host_link();
+    if (link == nullptr) return local_copy(dst, src, bytes);
+    if (!platform::shared_buffers()) std::memcpy(dst, src, static_cast<size_t>(bytes));
+    platform::charge_seconds(link->latency + static_cast<double>(bytes) / link->bandwidth);
 }
 
 }  // namespace tucoll::ipc

@@ -1,5 +1,5 @@
-// libtucoll_preload: a PMPI interposer. MPI_Alltoallv, MPI_Allgather and MPI_Allgatherv (C, and
-// the Fortran mpif.h / `use mpi` bindings where the MPI's layout is known) and MPI_Alltoall (C)
+// libtucoll_preload: a PMPI interposer. MPI_Alltoallv, MPI_Alltoall, MPI_Allgather and
+// MPI_Allgatherv (C, and the Fortran mpif.h / `use mpi` bindings where the MPI's layout is known)
 // are routed through tucoll's selection — TUCOLL_ALLTOALLV / TUCOLL_ALLTOALL / TUCOLL_ALLGATHER /
 // TUCOLL_ALLGATHERV, else the default (auto for the all-to-alls) — so unmodified programs get the tuned algorithms with
 //
@@ -233,6 +233,7 @@ Fn library_binding(const char *name) {
 
 using FAlltoallv = void (*)(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
                             MPI_Fint *, MPI_Fint *);
+// MPI_ALLTOALL and MPI_ALLGATHER have the same Fortran signature.
 using FAllgather = void (*)(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
 using FAllgatherv = void (*)(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
                              MPI_Fint *);
@@ -251,6 +252,19 @@ void fortran_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, M
     *ierr = MPI_Alltoallv(c_buffer(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype),
                           const_cast<void *>(c_buffer(recvbuf)), recvcounts, rdispls, PMPI_Type_f2c(*recvtype),
                           PMPI_Comm_f2c(*comm));
+}
+
+void fortran_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount,
+                      MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) {
+    if (!fortran_layout_known()) {
+        if (auto f = library_binding<FAllgather>("pmpi_alltoall_")) {
+            return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+        }
+        *ierr = unknown_fortran_layout("mpi_alltoall");
+        return;
+    }
+    *ierr = MPI_Alltoall(c_buffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), const_cast<void *>(c_buffer(recvbuf)),
+                         *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
 }
 
 void fortran_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount,
@@ -293,6 +307,9 @@ TUCOLL_FORTRAN(mpi_alltoallv, MPI_ALLTOALLV, fortran_alltoallv,
                (void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rd, MPI_Fint *rt,
                 MPI_Fint *c, MPI_Fint *e),
                (sb, sc, sd, st, rb, rc, rd, rt, c, e))
+TUCOLL_FORTRAN(mpi_alltoall, MPI_ALLTOALL, fortran_alltoall,
+               (void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt, MPI_Fint *c, MPI_Fint *e),
+               (sb, sc, st, rb, rc, rt, c, e))
 TUCOLL_FORTRAN(mpi_allgather, MPI_ALLGATHER, fortran_allgather,
                (void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt, MPI_Fint *c, MPI_Fint *e),
                (sb, sc, st, rb, rc, rt, c, e))

@@ -76,6 +76,8 @@ def test_default_table_compares_with_vendor(build):
     (["--alg", "scattered:block_count=-1"], "out of range"),
     (["--dist", "lognormal"], 'unknown distribution "lognormal"'),
     (["--dist", "file:/nonexistent"], "cannot open pattern file"),
+    # No GPU here: a CUDA build says there is no device, any other build that it needs one.
+    (["--memory", "device"], "--memory device"),
 ])
 def test_bad_options_fail_with_a_message(build, args, message):
     proc = bench(build, 2, "alltoallv", "--iters", "1", *args)
@@ -185,3 +187,14 @@ def test_sparse_random_pattern(build):
     frame = run_bench(build, BenchRun("alltoallv_crs", 5, ["--dist", "random:3", "--size", "64", "--type", "vector",
                                                              "--iters", "2", "--check"], env={"TUCOLL_PPN": "2"}))
     assert (frame["ok"] == "1").all(), frame
+
+
+@pytest.mark.parametrize("collective,args", [("alltoall", []), ("alltoallv", ["--dist", "powerlaw"])])
+def test_bandwidth_columns_follow_nccl_tests(build, collective, args):
+    # algbw: the bytes the mean rank sends over the median time; busbw = algbw (P-1)/P.
+    nprocs = 3
+    frame = run_bench(build, BenchRun(collective, nprocs, ["--size", "4K", "--iters", "3", "--alg", "vendor", *args]))
+    row = frame.iloc[0]
+    rank_bytes = 4096 * nprocs if collective == "alltoall" else row["mean_block"] * nprocs
+    assert row["algbw_GBps"] == pytest.approx(rank_bytes / (row["median_us"] * 1e3), rel=1e-3, abs=1e-4)
+    assert row["busbw_GBps"] == pytest.approx(row["algbw_GBps"] * (nprocs - 1) / nprocs, rel=1e-3, abs=1e-4)

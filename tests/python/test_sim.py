@@ -98,6 +98,23 @@ def test_a_local_copy_costs_its_bytes_over_the_copy_bandwidth(size):
     assert rows.iloc[0]["median_us"] == pytest.approx(expected_us + 0.010, rel=1e-3, abs=2e-3), rows.iloc[0]
 
 
+def test_staged_pays_the_gpu_host_link_twice():
+    # thetagpu-like models its ranks as GPUs: staged copies a packed buffer to host memory in one
+    # copy and back in one, each at host_latency + bytes / host_bandwidth, around its inner
+    # algorithm's exchange on the same data.
+    from tucoll.sim import Platform
+
+    size, nprocs = 64 << 10, 8
+    rows = frame(sim("--platform", "thetagpu-like", "--np", str(nprocs), "--", "alltoall", "--alg", "spreadout",
+                     "--alg", "staged:inner=spreadout", "--size", str(size), "--iters", "2", "--check",
+                     "--format", "csv"))
+    assert (rows["ok"] == "1").all(), rows
+    t = rows.set_index("algorithm")["median_us"]
+    link = Platform.load("thetagpu-like").ipc
+    copy_us = (link["host_latency"] + nprocs * size / link["host_bandwidth"]) * 1e6
+    assert t["staged"] - t["spreadout"] == pytest.approx(2 * copy_us, rel=0.02), t
+
+
 def test_all_at_once_algorithms_are_refused_at_scale():
     proc = sim("--platform", "polaris-like", "--np", "1024", "--", "alltoallv", "--alg", "linear", "--size", "16")
     assert proc.returncode == 2

@@ -1,0 +1,70 @@
+#include "device_mirror.h"
+
+#include <algorithm>
+
+#ifdef TUCOLL_BENCH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace tucoll::bench {
+
+std::string DeviceMirror::supported(const std::string &memory) {
+    if (memory == "host") return "";
+#ifdef TUCOLL_BENCH_CUDA
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return "--memory device: no CUDA device here";
+    return "";
+#else
+    return "--memory device needs a CUDA build of tucoll (a CUDA toolkit found by CMake)";
+#endif
+}
+
+std::string DeviceMirror::mirror(const std::string &memory, int rank, const Bytes &send, const Bytes &recv) {
+    release();
+    std::string err = supported(memory);
+    if (!err.empty() || memory == "host") return err;
+#ifdef TUCOLL_BENCH_CUDA
+    int devices = 1;
+    cudaGetDeviceCount(&devices);
+    cudaSetDevice(rank % devices);  // one rank per GPU of the node, ranks placed in turn
+    recv_bytes_ = recv.size();
+    // At least one byte each: a rank that sends or receives nothing still passes GPU addresses.
+    if (cudaMalloc(&send_, std::max<size_t>(1, send.size())) != cudaSuccess ||
+        cudaMalloc(&recv_, std::max<size_t>(1, recv.size())) != cudaSuccess ||
+        cudaMemcpy(send_, send.data(), send.size(), cudaMemcpyHostToDevice) != cudaSuccess) {
+        release();
+        return "--memory device: cannot allocate or fill the GPU buffers";
+    }
+    reset_recv(recv);
+    return "";
+#else
+    (void)rank, (void)send, (void)recv;
+    return "--memory device needs a CUDA build of tucoll";
+#endif
+}
+
+void DeviceMirror::release() {
+#ifdef TUCOLL_BENCH_CUDA
+    cudaFree(send_);
+    cudaFree(recv_);
+#endif
+    send_ = recv_ = nullptr;
+    recv_bytes_ = 0;
+}
+
+void DeviceMirror::reset_recv(const Bytes &host) {
+#ifdef TUCOLL_BENCH_CUDA
+    if (active()) cudaMemcpy(recv_, host.data(), std::min(recv_bytes_, host.size()), cudaMemcpyHostToDevice);
+#else
+    (void)host;
+#endif
+}
+
+void DeviceMirror::download_recv(Bytes &out) const {
+    out.resize(recv_bytes_);
+#ifdef TUCOLL_BENCH_CUDA
+    if (active()) cudaMemcpy(out.data(), recv_, recv_bytes_, cudaMemcpyDeviceToHost);
+#endif
+}
+
+}  // namespace tucoll::bench
