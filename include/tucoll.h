@@ -207,7 +207,9 @@ typedef struct tucoll_topology {
 /* The topology tucoll uses for `comm` (collective on the first tucoll use of `comm`). */
 TUCOLL_API int tucoll_comm_get_topology(MPI_Comm comm, tucoll_topology_t *topology);
 
-/* Frees the scratch buffers cached on `comm` (local). They are rebuilt on demand. */
+/* Frees the scratch buffers cached on `comm` (local; call it on every rank). They are rebuilt on
+   demand. It also forgets what `auto` agreed on at its first call on `comm` (the tuning table
+   and its entry), so that the next call reads TUCOLL_TUNING_FILE again. */
 TUCOLL_API int tucoll_comm_release_scratch(MPI_Comm comm);
 
 #ifdef __cplusplus

@@ -1,7 +1,7 @@
 // The tuned alltoallv: tables are parsed strictly and looked up deterministically, `auto` follows
 // the table with a feature every rank computes the same from one allreduce (even when local
-// block sizes differ wildly), falls back consistently, and fails on every rank — never hangs —
-// when ranks cannot agree on a table.
+// block sizes differ wildly), reduces nothing where the table needs nothing, falls back
+// consistently, and fails on every rank — never hangs — when ranks cannot agree on a table.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,6 +15,20 @@
 #include "core/tuning.h"
 #include "test_util.h"
 #include "tucoll.h"
+
+// Every MPI_Allreduce of this program (the library's included) is counted, with its operation:
+// how much auto communicates is part of what it promises.
+namespace {
+int allreduce_calls = 0;
+MPI_Op last_allreduce_op = MPI_OP_NULL;
+}  // namespace
+
+extern "C" int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm) {
+    ++allreduce_calls;
+    last_allreduce_op = op;
+    return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+}
 
 namespace tucoll::test {
 namespace {
@@ -151,6 +165,8 @@ class TableFile {
     bool owner_ = false;
 };
 
+// auto agrees on the table at its first call on a communicator and keeps it; releasing the
+// communicator's scratch (on every rank) makes the next call read the changed variable.
 class ScopedEnv {
   public:
     ScopedEnv(const char *name, const std::string &value) : name_(name) {
@@ -158,10 +174,12 @@ class ScopedEnv {
         had_ = old != nullptr;
         if (had_) old_ = old;
         setenv(name, value.c_str(), 1);
+        tucoll_comm_release_scratch(MPI_COMM_WORLD);
     }
     ~ScopedEnv() {
         if (had_) setenv(name_, old_.c_str(), 1);
         else unsetenv(name_);
+        tucoll_comm_release_scratch(MPI_COMM_WORLD);
     }
 
   private:
@@ -267,6 +285,74 @@ TEST(Auto, NearestEntryAndFallbacks) {
         TableFile table(table_text(entry(p, p, "{\"below\": null, \"spec\": \"auto\"}"), "\"max_block\"", "auto"));
         ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
         EXPECT_TRUE(auto_runs(std::vector<int>(p, 7), "vendor"));
+    }
+}
+
+// The allreduces one auto call makes (and, through *op, the last one's operation).
+int allreduces_of(const std::function<void()> &call, MPI_Op *op = nullptr) {
+    allreduce_calls = 0;
+    last_allreduce_op = MPI_OP_NULL;
+    call();
+    if (op != nullptr) *op = last_allreduce_op;
+    return allreduce_calls;
+}
+
+TEST(Auto, AgreesOnTheTableOnceAndNeedsNoReductionForAnEntryOfOneSpec) {
+    const int p = world_size();
+    TableFile table(table_text(entry(p, p, "{\"below\": null, \"spec\": \"pairwise\"}")));
+    ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
+    bool ok = true;
+    EXPECT_EQ(allreduces_of([&] { ok = auto_runs(std::vector<int>(p, 5), "pairwise"); }) - 1, 1);  // - all_ranks'
+    EXPECT_TRUE(ok);
+    for (int bytes : {0, 7, 70000}) {
+        EXPECT_EQ(allreduces_of([&] { ok = auto_runs(std::vector<int>(p, bytes), "pairwise"); }) - 1, 0);
+        EXPECT_TRUE(ok);
+        tucoll_stats_t stats{};
+        tucoll_get_stats(MPI_COMM_WORLD, &stats);
+        EXPECT_NE(std::string(stats.path).find("one spec for every workload, no reduction"), std::string::npos)
+            << stats.path;
+    }
+}
+
+TEST(Auto, MaxFeaturesAreReducedWithTheBuiltInMax) {
+    const int p = world_size();
+    TableFile table(table_text(entry(p, p, three_way_rules())));  // busiest_mean_block
+    ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
+    EXPECT_TRUE(auto_runs(std::vector<int>(p, 3), "tuna:radix=2"));  // the first call agrees on the table
+    std::vector<int> counts(p, 100), displs(p);
+    for (int j = 0; j < p; ++j) displs[j] = 100 * j;
+    std::vector<char> send(100 * p + 1, 1), recv(100 * p + 1);
+    MPI_Op op = MPI_OP_NULL;
+    int rc = MPI_SUCCESS;
+    EXPECT_EQ(allreduces_of([&] {
+                  rc = tucoll_alltoallv_with("auto", send.data(), counts.data(), displs.data(), MPI_CHAR, recv.data(),
+                                             counts.data(), displs.data(), MPI_CHAR, MPI_COMM_WORLD);
+              }, &op), 1);
+    EXPECT_EQ(rc, MPI_SUCCESS);
+    EXPECT_TRUE(op == MPI_MAX) << "a built-in operation, so that the MPI's own allreduce runs";
+}
+
+TEST(Auto, AnAlltoallNeedsNoReduction) {
+    // MPI_Alltoall: every rank knows every rank's block size, so auto decides alone.
+    const int p = world_size();
+    TableFile table(table_text(entry(p, p, three_way_rules())));
+    ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
+    EXPECT_TRUE(auto_runs(std::vector<int>(p, 3), "tuna:radix=2"));  // the first call agrees on the table
+    for (const auto &[bytes, expected] : {std::pair<int, const char *>{8, "tuna:radix=2"}, {100, "pairwise"},
+                                          {6000, "xor"}}) {
+        std::vector<char> send(static_cast<size_t>(bytes) * p + 1), recv(static_cast<size_t>(bytes) * p + 1),
+            want(static_cast<size_t>(bytes) * p + 1);
+        for (size_t k = 0; k < send.size(); ++k) send[k] = static_cast<char>(world_rank() * 7 + k);
+        MPI_Alltoall(send.data(), bytes, MPI_CHAR, want.data(), bytes, MPI_CHAR, MPI_COMM_WORLD);
+        int rc = MPI_SUCCESS;
+        EXPECT_EQ(allreduces_of([&] {
+                      rc = tucoll_alltoall_with("auto", send.data(), bytes, MPI_CHAR, recv.data(), bytes, MPI_CHAR,
+                                                MPI_COMM_WORLD);
+                  }), 0);
+        tucoll_stats_t stats{};
+        tucoll_get_stats(MPI_COMM_WORLD, &stats);
+        EXPECT_EQ(std::string(stats.algorithm), expected) << stats.path;
+        EXPECT_TRUE(all_ranks(rc == MPI_SUCCESS && recv == want));
     }
 }
 

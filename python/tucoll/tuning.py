@@ -403,10 +403,34 @@ def row_charges(data: pd.DataFrame, sharing: ReductionSharing | None) -> np.ndar
 TABLE_STEPS_PER_OCTAVE = 8
 
 
+def single_spec(fit_result: FitResult, group: pd.DataFrame, features: list[str], specs: list[str], model,
+                sharing: ReductionSharing | None) -> str | None:
+    """The one spec an entry should name for every workload, or None. An entry of one spec costs
+    auto nothing beyond that spec (the library then makes no reduction at all); one that chooses
+    by the features costs the reduction on every call (reduction_charges). On the workloads
+    measured at this shape, the best single spec is taken when its predicted time is no worse,
+    in geometric mean, than the per-workload choice with the reduction. Without `sharing` (no
+    reduction charged) a single spec never wins, as before."""
+    if sharing is None:
+        return None
+    workloads = group.drop_duplicates("config")[features].reset_index(drop=True)
+    frame = workloads.loc[workloads.index.repeat(len(specs))].reset_index(drop=True)
+    frame["spec"] = specs * len(workloads)
+    first = group.iloc[0]
+    frame["source"], frame["nprocs"], frame["ppn"] = first["source"], first["nprocs"], first["ppn"]
+    log_time = model.predict(fit_result.x(frame).to_numpy()).reshape(len(workloads), len(specs))
+    charged = np.log(np.exp(log_time) + reduction_charges(specs, group, sharing))
+    constant = log_time.mean(axis=0)  # per spec: log of the geometric mean over the workloads
+    choosing = charged.min(axis=1).mean()
+    best = int(constant.argmin())
+    return specs[best] if constant[best] <= choosing else None
+
+
 def entry_rules(fit_result: FitResult, group: pd.DataFrame, features: list[str], model,
                 sharing: ReductionSharing | None = None) -> list[dict]:
     """The spec the model predicts fastest under auto (its time plus what auto adds to it, see
-    reduction_charges) over a log grid of the features, as (nested) rules.
+    reduction_charges) over a log grid of the features, as (nested) rules; or one rule naming
+    one spec where that beats choosing (single_spec).
     With two features, the second one's grid is fixed (so that neighbouring rows of the first can
     merge) and its values the first one rules out (outside the ratios seen in the data) take the
     nearest possible value's choice."""
@@ -422,6 +446,9 @@ def entry_rules(fit_result: FitResult, group: pd.DataFrame, features: list[str],
     frame["spec"] = specs * len(cells)
     frame["source"], frame["nprocs"], frame["ppn"] = first["source"], first["nprocs"], first["ppn"]
     predicted = np.exp(model.predict(fit_result.x(frame).to_numpy()).reshape(len(cells), len(specs)))
+    single = single_spec(fit_result, group, features, specs, model, sharing)
+    if single is not None:
+        return [{"below": None, "spec": single}]
     predicted += reduction_charges(specs, group, sharing)
     best = [specs[i] for i in predicted.argmin(axis=1)]
     if len(features) == 1:
@@ -464,12 +491,25 @@ def build_table(fits: dict[str, FitResult], features: list[str], fallback: str =
             "fallback": fallback, "generated_by": provenance or {}, "entries": entries}
 
 
+def nearest_entry(table: dict, nprocs: int, ppn: int) -> dict:
+    """The entry the library uses for (P, Q) (core/tuning.cpp: TuningTable::entry_for)."""
+    def distance(e):
+        return (abs(math.log2(nprocs / e["nprocs"])) + abs(math.log2(max(ppn, 1) / e["ppn"])), e["nprocs"], e["ppn"])
+    return min(table["entries"], key=distance)
+
+
+def reduces(table: dict, nprocs: int, ppn: int) -> bool:
+    """Whether auto reduces the features for (P, Q): not where the entry names one spec."""
+    def specs(rule: dict) -> set[str]:
+        return {rule["spec"]} if "spec" in rule else set().union(*(specs(r) for r in rule["rules"]))
+    rules = nearest_entry(table, nprocs, ppn)["rules"]
+    return len(set().union(*(specs(r) for r in rules))) > 1
+
+
 def lookup(table: dict, nprocs: int, ppn: int, values: list[float]) -> str:
     """What the library's lookup does (core/tuning.cpp): the nearest entry, then, feature by
     feature, the first rule whose bound lies above the value."""
-    def distance(e):
-        return (abs(math.log2(nprocs / e["nprocs"])) + abs(math.log2(max(ppn, 1) / e["ppn"])), e["nprocs"], e["ppn"])
-    rules = min(table["entries"], key=distance)["rules"]
+    rules = nearest_entry(table, nprocs, ppn)["rules"]
     for value in values:
         rule = next((r for r in rules if r["below"] is None or value < r["below"]), rules[-1])
         if "spec" in rule:
@@ -480,7 +520,8 @@ def lookup(table: dict, nprocs: int, ppn: int, values: list[float]) -> str:
 
 def table_regret(table: dict, data: pd.DataFrame, sharing: ReductionSharing | None = None) -> np.ndarray:
     """t(auto) / t(fastest), per configuration where the picked spec was measured: t(auto) is the
-    picked spec's time plus, with `sharing`, the reduction auto adds to it (reduction_charges)."""
+    picked spec's time plus, with `sharing`, the reduction auto adds to it (reduction_charges;
+    none where the entry names one spec)."""
     out = []
     costs = {shape: reduction_cost(g) for shape, g in data.groupby(["source", "nprocs", "ppn"])} \
         if sharing is not None else {}
@@ -490,7 +531,8 @@ def table_regret(table: dict, data: pd.DataFrame, sharing: ReductionSharing | No
         picked = group[group["spec"] == spec]
         if not picked.empty:
             charge = 0.0
-            if sharing is not None and not sharing.shares(spec, int(first["nprocs"]), int(first["ppn"])):
+            if sharing is not None and not sharing.shares(spec, int(first["nprocs"]), int(first["ppn"])) \
+                    and reduces(table, int(first["nprocs"]), int(first["ppn"])):
                 charge = costs[(first["source"], first["nprocs"], first["ppn"])]
             out.append((picked["median_us"].iloc[0] + charge) / group["median_us"].min())
     return np.array(out)

@@ -60,11 +60,18 @@ struct Call {
 using RunFn = int (*)(Context &ctx, const Call &call, const Params &params, CallStats &stats);
 
 // What a meta-algorithm decided: the entry to run, M when it was reduced on the way, and a note
-// for the statistics' path.
+// for the statistics' path. A decision the meta-algorithm keeps from call to call (auto's entry
+// of one spec) is pointed to rather than copied: a call that needs no communication should
+// cost no allocation either.
 struct Choice {
     Selection selection;
     int64_t known_max_block = -1;
     std::string note;
+    const Selection *kept_selection = nullptr;  // when set, used instead of `selection`
+    const std::string *kept_note = nullptr;     // when set, used instead of `note`
+
+    const Selection &selected() const { return kept_selection ? *kept_selection : selection; }
+    const std::string &path() const { return kept_note ? *kept_note : note; }
 };
 
 // A meta-algorithm (`auto`) chooses another entry at run time, identically on every rank;

@@ -201,8 +201,8 @@ struct Alltoallv {
             if (entries(a)[sel->index].meta) sel = &on_device;
         } else if (const ChooseFn choose = entries(a)[sel->index].choose) {
             TUCOLL_TRY(choose(ctx, a, prep.send_type.size, &choice));
-            sel = &choice.selection;
-            stats.path = choice.note;
+            sel = &choice.selected();
+            stats.path = choice.path();
         }
         const Algorithm &alg = entries(a)[sel->index];
         stats.algorithm = sel->spec;

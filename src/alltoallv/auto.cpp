@@ -1,13 +1,19 @@
-// auto: the tuned alltoallv (seed 003). One MPI_Allreduce gives every rank the same block-size
-// summary — the largest block (TuNA's M, handed on so TuNA does not reduce it again), the
-// busiest rank's bytes and the total — plus a fingerprint of the tuning table each rank read;
-// the table then maps (P, ranks per node, the table's features) to a spec string. A lookup is a
-// scan of a few rules: microseconds, no model evaluation.
+// auto: the tuned alltoallv (seed 003). The tuning table maps (P, ranks per node, the table's
+// block-size features) to a spec string; auto communicates only as much as that lookup needs:
+// - the first call on a communicator checks, in one allreduce, that every rank read the same
+//   table, and keeps the entry for (P, Q);
+// - an entry that names one spec whatever the features, and a call whose features every rank
+//   knows alone (MPI_Alltoall's uniform counts), are decided with no communication at all;
+// - otherwise one allreduce gives every rank the same summary: MPI_MAX on doubles (built in,
+//   so the MPI's optimised allreduce runs) when the features need no sum, else one reduction of
+//   max, max and sum. Its largest block is TuNA's M, handed on so TuNA does not reduce it again.
+// A lookup is a scan of a few rules: microseconds, no model evaluation.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "alltoallv/alltoallv.h"
@@ -46,6 +52,26 @@ struct SummaryOp {
     }
 };
 
+// What the first call on a communicator agreed on: the table every rank read and its entry.
+struct AutoState {
+    bool agreed = false;
+    std::shared_ptr<const TuningTable> table;  // null: none
+    const TuningTable::Entry *entry = nullptr;   // null: no table, or one without entries
+    const std::string *only_spec = nullptr;      // the entry's spec when it names one for every value
+    bool max_only = false;                       // every feature reduces with MPI_MAX
+    // The entry's one spec, resolved once (from the second call on: the first reports its
+    // agreement in the note).
+    Choice kept;
+    bool kept_ready = false;
+    // Each spec of the entry resolved once, keyed by the table's own string: the table lives as
+    // long as this state.
+    struct Resolved {
+        Selection selection;
+        bool fallback;
+    };
+    std::unordered_map<const std::string *, Resolved> resolved;
+};
+
 int reduce_summary(Context &ctx, const double local[kFields], double global[kFields]) {
     SummaryOp &s = ctx.workspace<SummaryOp>();
     if (s.record == MPI_DATATYPE_NULL) {
@@ -57,6 +83,64 @@ int reduce_summary(Context &ctx, const double local[kFields], double global[kFie
     if (s.op == MPI_OP_NULL) TUCOLL_MPI(MPI_Op_create(combine, /*commute=*/1, &s.op));
     TUCOLL_MPI(MPI_Allreduce(local, global, 1, s.record, s.op, ctx.comm()));
     return MPI_SUCCESS;
+}
+
+// The first call: one allreduce agrees on the table (and gives this call's summary).
+int agree_on_table(Context &ctx, AutoState &state, double local[kFields], double global[kFields]) {
+    std::string problem;
+    load_tuning_table("alltoallv", &state.table, &problem);
+    local[kPrint] = state.table ? state.table->fingerprint() : 0;
+    local[kNegPrint] = -local[kPrint];
+    local[kProblem] = problem.empty() ? 0 : 1;
+    TUCOLL_TRY(reduce_summary(ctx, local, global));
+    if (global[kProblem] > 0) {
+        return fail(MPI_ERR_OTHER, "auto: " + (problem.empty() ? std::string("another rank could not use its tuning table")
+                                                               : problem));
+    }
+    if (global[kPrint] != -global[kNegPrint]) {
+        return fail(MPI_ERR_OTHER, "auto: the ranks read different tuning tables (TUCOLL_TUNING_FILE or the installed "
+                                   "table differs between nodes); every rank must see the same one");
+    }
+    if (state.table) {
+        state.entry = state.table->entry_for(ctx.size(), ctx.topology().max_local_size);
+        if (state.entry != nullptr) state.only_spec = TuningTable::only_spec(*state.entry);
+        state.max_only = std::all_of(state.table->features().begin(), state.table->features().end(), reduces_with_max);
+    }
+    state.agreed = true;
+    return MPI_SUCCESS;
+}
+
+// This call's summary on every rank, with as little communication as the entry needs.
+int summarize(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState &state, double global[kFields],
+              bool *communicated) {
+    const int p = ctx.size();
+    const int *counts = a.sendbuf == MPI_IN_PLACE ? a.recvcounts : a.sendcounts;
+    double local[kFields] = {};
+    for (int i = 0; i < p; ++i) {
+        const double bytes = static_cast<double>(counts[i]) * static_cast<double>(type_size);
+        local[kMaxBlock] = std::max(local[kMaxBlock], bytes);
+        local[kTotal] += bytes;
+    }
+    local[kBusiest] = local[kTotal];
+    *communicated = true;
+    if (!state.agreed) return agree_on_table(ctx, state, local, global);
+    if (a.alltoall != nullptr) {
+        // MPI_Alltoall: every rank sends the same block to every rank, so its own counts are
+        // everyone's (the signatures match, so the byte counts do).
+        std::copy(local, local + kFields, global);
+        global[kTotal] = local[kTotal] * p;
+        *communicated = false;
+        return MPI_SUCCESS;
+    }
+    if (state.max_only) {
+        double in[2] = {local[kMaxBlock], local[kBusiest]}, out[2];
+        TUCOLL_MPI(MPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_MAX, ctx.comm()));
+        global[kMaxBlock] = out[0];
+        global[kBusiest] = out[1];
+        global[kTotal] = -1;  // not reduced; no feature of the table needs it
+        return MPI_SUCCESS;
+    }
+    return reduce_summary(ctx, local, global);
 }
 
 std::string basename(const std::string &path) {
@@ -80,55 +164,64 @@ void resolve_choice(const Scope &scope, const std::string &spec, const std::stri
 
 int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
     const int p = ctx.size();
-    const int *counts = a.sendbuf == MPI_IN_PLACE ? a.recvcounts : a.sendcounts;
-    std::shared_ptr<const TuningTable> table;
-    std::string problem;
-    load_tuning_table("alltoallv", &table, &problem);
-
-    double local[kFields] = {};
-    for (int i = 0; i < p; ++i) {
-        const double bytes = static_cast<double>(counts[i]) * static_cast<double>(type_size);
-        local[kMaxBlock] = std::max(local[kMaxBlock], bytes);
-        local[kTotal] += bytes;
-    }
-    local[kBusiest] = local[kTotal];
-    local[kPrint] = table ? table->fingerprint() : 0;
-    local[kNegPrint] = -local[kPrint];
-    local[kProblem] = problem.empty() ? 0 : 1;
-    double global[kFields];
-    TUCOLL_TRY(reduce_summary(ctx, local, global));
-
-    if (global[kProblem] > 0) {
-        return fail(MPI_ERR_OTHER, "auto: " + (problem.empty() ? std::string("another rank could not use its tuning table")
-                                                               : problem));
-    }
-    if (global[kPrint] != -global[kNegPrint]) {
-        return fail(MPI_ERR_OTHER, "auto: the ranks read different tuning tables (TUCOLL_TUNING_FILE or the installed "
-                                   "table differs between nodes); every rank must see the same one");
-    }
-    out->known_max_block = static_cast<int64_t>(global[kMaxBlock]);
-    const BlockSummary summary{global[kMaxBlock], global[kBusiest], global[kTotal]};
     const Scope scope{p, ctx.topology().max_local_size};
+    AutoState &state = ctx.workspace<AutoState>();
     std::string used;
-    char note[160];
-    const TuningTable::Entry *entry = table ? table->entry_for(p, scope.ppn) : nullptr;
-    if (entry == nullptr) {
+    char note[200];
+    const bool first = !state.agreed;
+    double global[kFields] = {};
+    bool communicated = false;
+    if (first) TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
+    const char *first_note = first ? "" : ", no reduction";
+    if (state.entry == nullptr) {
         resolve_choice(scope, "vendor", "vendor", out, &used);
-        out->note = table ? "auto: empty tuning table" : "auto: no tuning table";
+        out->note = std::string(state.table ? "auto: empty tuning table" : "auto: no tuning table") + first_note;
         return MPI_SUCCESS;
     }
+    const TuningTable &table = *state.table;
+    const TuningTable::Entry &entry = *state.entry;
+    if (state.only_spec != nullptr) {
+        if (state.kept_ready) {
+            out->kept_selection = &state.kept.selection;
+            out->kept_note = &state.kept.note;
+            return MPI_SUCCESS;
+        }
+        Choice &target = first ? *out : state.kept;
+        resolve_choice(scope, *state.only_spec, table.fallback(), &target, &used);
+        if (first) out->known_max_block = static_cast<int64_t>(global[kMaxBlock]);
+        std::snprintf(note, sizeof note, "auto: %s P=%d Q=%d, one spec for every workload%s%s",
+                      basename(table.origin()).c_str(), entry.nprocs, entry.ppn, first_note,
+                      used == *state.only_spec ? "" : " (fallback)");
+        target.note = note;
+        if (!first) {
+            state.kept_ready = true;
+            out->kept_selection = &state.kept.selection;
+            out->kept_note = &state.kept.note;
+        }
+        return MPI_SUCCESS;
+    }
+    if (!first) TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
+    out->known_max_block = static_cast<int64_t>(global[kMaxBlock]);
+    const BlockSummary summary{global[kMaxBlock], global[kBusiest], global[kTotal]};
     std::vector<double> values;
     std::string shown;
-    for (TuningFeature f : table->features()) {
+    for (TuningFeature f : table.features()) {
         values.push_back(summary.feature(f, p));
         char value[64];
         std::snprintf(value, sizeof value, " %s=%.4g", feature_name(f), values.back());
         shown += value;
     }
-    const std::string &spec = TuningTable::spec_for(*entry, values);
-    resolve_choice(scope, spec, table->fallback(), out, &used);
-    std::snprintf(note, sizeof note, "auto: %s P=%d Q=%d%s%s", basename(table->origin()).c_str(), entry->nprocs,
-                  entry->ppn, shown.c_str(), used == spec ? "" : " (fallback)");
+    const std::string &spec = TuningTable::spec_for(entry, values);
+    auto known = state.resolved.find(&spec);
+    if (known == state.resolved.end()) {
+        Choice resolved;
+        resolve_choice(scope, spec, table.fallback(), &resolved, &used);
+        known = state.resolved.emplace(&spec, AutoState::Resolved{std::move(resolved.selection), used != spec}).first;
+    }
+    out->kept_selection = &known->second.selection;
+    std::snprintf(note, sizeof note, "auto: %s P=%d Q=%d%s%s%s", basename(table.origin()).c_str(), entry.nprocs,
+                  entry.ppn, shown.c_str(), communicated ? "" : ", no reduction",
+                  known->second.fallback ? " (fallback)" : "");
     out->note = note;
     return MPI_SUCCESS;
 }
@@ -138,7 +231,8 @@ int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
 Algorithm auto_algorithm() {
     Algorithm a;
     a.name = "auto";
-    a.summary = "tuned: one allreduce of block-size statistics, then the tuning table's choice for (P, Q, feature)";
+    a.summary = "tuned: the tuning table's choice for (P, Q, block-size features), with one allreduce of the features "
+                "only where the table's entry needs them";
     a.constraints = "needs a tuning table (TUCOLL_TUNING_FILE or the installed tuning/default.json); without one it "
                     "runs vendor. Specs the table names that are invalid at this P run the table's fallback";
     a.flows_per_rank = flows_unknown;

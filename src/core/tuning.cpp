@@ -63,6 +63,8 @@ const char *feature_name(TuningFeature f) {
     return "?";
 }
 
+bool reduces_with_max(TuningFeature f) { return f != TuningFeature::kMeanBlock; }
+
 bool parse_feature(const std::string &name, TuningFeature *out) {
     for (const FeatureName &n : kFeatures) {
         if (name == n.name) {
@@ -170,6 +172,29 @@ int TuningTable::parse_document(const std::string &text, const std::string &orig
     }
     *out = std::move(table);
     return MPI_SUCCESS;
+}
+
+namespace {
+
+// Whether every leaf of `rules` names *spec (set to the first leaf met when null).
+bool all_leaves_name(const std::vector<TuningTable::Rule> &rules, const std::string *&spec) {
+    for (const TuningTable::Rule &r : rules) {
+        if (!r.rules.empty()) {
+            if (!all_leaves_name(r.rules, spec)) return false;
+        } else if (spec == nullptr) {
+            spec = &r.spec;
+        } else if (*spec != r.spec) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+const std::string *TuningTable::only_spec(const Entry &entry) {
+    const std::string *spec = nullptr;
+    return all_leaves_name(entry.rules, spec) ? spec : nullptr;
 }
 
 const TuningTable::Entry *TuningTable::entry_for(int nprocs, int ppn) const {

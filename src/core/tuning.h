@@ -24,6 +24,9 @@ struct BlockSummary {
 };
 
 const char *feature_name(TuningFeature f);
+// Whether ranks agree on the feature with MPI_MAX alone (max_block, busiest_mean_block), so that
+// a built-in reduction gives it; mean_block needs the sum of every rank's bytes.
+bool reduces_with_max(TuningFeature f);
 bool parse_feature(const std::string &name, TuningFeature *out);
 
 class TuningTable {
@@ -53,6 +56,9 @@ class TuningTable {
     const Entry *entry_for(int nprocs, int ppn) const;
     // The spec for the feature values (in the order of features()) in `entry`.
     static const std::string &spec_for(const Entry &entry, const std::vector<double> &values);
+    // The spec `entry` names whatever the feature values, or nullptr when its rules name several:
+    // auto then decides without any communication.
+    static const std::string *only_spec(const Entry &entry);
 
     const std::vector<TuningFeature> &features() const { return features_; }
     const std::string &fallback() const { return fallback_; }
