@@ -9,7 +9,13 @@ namespace tucoll::bench {
 AlltoallvExchange::AlltoallvExchange(const BenchOptions &options, MPI_Comm comm, Layout layout)
     : options_(options), comm_(comm), layout_(layout) {}
 
+void AlltoallvExchange::free_plans() {
+    for (auto &[spec, plan] : plans_) tucoll_request_free(&plan);
+    plans_.clear();
+}
+
 std::string AlltoallvExchange::prepare(int64_t size) {
+    free_plans();  // they point at the buffers about to be rebuilt
     int rank = 0;
     MPI_Comm_rank(comm_, &rank);
     MPI_Comm_size(comm_, &nprocs_);
@@ -60,6 +66,20 @@ void AlltoallvExchange::add_columns(Row &row) const {
 
 int AlltoallvExchange::run(const std::string &spec) {
     AlltoallvBuffers &b = buffers_;
+    if (options_.persistent) {
+        auto plan = plans_.find(spec);
+        if (plan == plans_.end()) {
+            tucoll_request_t request = TUCOLL_REQUEST_NULL;
+            const int rc = tucoll_alltoallv_init_with(
+                spec.c_str(), device_.send(b.send), b.sendcounts.data(), b.sdispls.data(), types_.send,
+                device_.recv(b.recv), b.recvcounts.data(), b.rdispls.data(), types_.recv, comm_, MPI_INFO_NULL,
+                &request);
+            if (rc != MPI_SUCCESS) return rc;
+            plan = plans_.emplace(spec, request).first;
+        }
+        const int rc = tucoll_start(plan->second);
+        return rc != MPI_SUCCESS ? rc : tucoll_wait(plan->second);
+    }
     return tucoll_alltoallv_with(spec.c_str(), device_.send(b.send), b.sendcounts.data(), b.sdispls.data(),
                                  types_.send, device_.recv(b.recv), b.recvcounts.data(), b.rdispls.data(), types_.recv, comm_);
 }

@@ -3,7 +3,11 @@
 // contents and the check.
 #pragma once
 
+#include <map>
+#include <string>
+
 #include "device_mirror.h"
+#include "tucoll.h"
 #include "runner.h"
 #include "typed_buffers.h"
 #include "workload.h"
@@ -13,6 +17,7 @@ namespace tucoll::bench {
 class AlltoallvExchange final : public Exchange {
   public:
     AlltoallvExchange(const BenchOptions &options, MPI_Comm comm, Layout layout = Layout::kPacked);
+    ~AlltoallvExchange() override { free_plans(); }
     const char *collective() const override { return "alltoallv"; }
     std::string prepare(int64_t size) override;
     int run(const std::string &spec) override;
@@ -28,6 +33,8 @@ class AlltoallvExchange final : public Exchange {
     void add_columns(Row &row) const override;
 
   private:
+    void free_plans();
+
     const BenchOptions &options_;
     MPI_Comm comm_;
     Layout layout_;
@@ -38,6 +45,9 @@ class AlltoallvExchange final : public Exchange {
     int nprocs_ = 1;
     DeviceMirror device_;
     mutable Bytes back_;  // --memory device: the GPU's receive buffer, copied back to compare
+    // --persistent: one plan per spec for the current inputs, made on the spec's first call (a
+    // warm-up one unless --warmup 0), freed when the inputs change.
+    std::map<std::string, tucoll_request_t> plans_;
 };
 
 }  // namespace tucoll::bench

@@ -30,6 +30,7 @@ struct BenchOptions {
     std::string mapping = "sequential";  // or "cyclic": neighbouring ranks on different nodes
     bool in_place = false;               // allgather(v): MPI_IN_PLACE
     std::string memory = "host";         // alltoall(v): "device" puts the buffers on the GPU (CUDA builds)
+    bool persistent = false;             // alltoallv: tucoll_alltoallv_init once per spec and size, then start/wait
 };
 
 // The communicator a run uses: MPI_COMM_WORLD renumbered by `mapping`, with the nodes of the

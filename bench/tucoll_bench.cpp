@@ -136,6 +136,9 @@ int main(int argc, char **argv) {
             ->capture_default_str();
     };
     add_memory(alltoallv, alltoallv_opts);
+    alltoallv->add_flag("--persistent", alltoallv_opts.persistent,
+                        "time persistent requests: tucoll_alltoallv_init once per algorithm and size (on its first, "
+                        "untimed warm-up call), then tucoll_start + tucoll_wait per call (--alg mpi stays the plain call)");
 
     CLI::App *alltoall = app.add_subcommand("alltoall", "all-to-all of --size bytes per block (MPI_Alltoall arguments)");
     add_common_options(alltoall, alltoall_opts);

@@ -49,6 +49,30 @@ TUCOLL_API int tucoll_alltoallv_with(const char *spec, const void *sendbuf, cons
                           const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                           MPI_Comm comm);
 
+/* Persistent alltoallv (MPI-4 persistent-collective semantics, as MPI_Alltoallv_init): collective;
+   the algorithm (auto's decision included), M for TuNA and the copies of the count and
+   displacement arrays are made once, so that each start then communicates only the exchange
+   itself. The buffers' contents may change between starts; the buffers, counts, displacements
+   and datatypes are those given here. `info` is accepted for MPI's signature and ignored. A
+   rejected argument on any rank fails the call on every rank (*request = TUCOLL_REQUEST_NULL).
+   tucoll_start is local: it marks the request active; tucoll_wait runs the exchange (collective)
+   and leaves the request inactive, ready to start again; waiting on an inactive request returns
+   at once. tucoll_request_free frees an inactive request and sets it to TUCOLL_REQUEST_NULL.
+   tucoll_get_stats reports each completed exchange ("persistent" in its path). */
+typedef struct tucoll_plan *tucoll_request_t;
+#define TUCOLL_REQUEST_NULL ((tucoll_request_t)0)
+TUCOLL_API int tucoll_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     tucoll_request_t *request);
+TUCOLL_API int tucoll_alltoallv_init_with(const char *spec, const void *sendbuf, const int sendcounts[],
+                                          const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                          const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Info info, tucoll_request_t *request);
+TUCOLL_API int tucoll_start(tucoll_request_t request);
+TUCOLL_API int tucoll_wait(tucoll_request_t request);
+TUCOLL_API int tucoll_request_free(tucoll_request_t *request);
+
 /* ---- All-to-all ------------------------------------------------------------------------------ */
 
 /* Same arguments and semantics as MPI_Alltoall (MPI_IN_PLACE accepted as sendbuf). Every

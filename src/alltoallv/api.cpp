@@ -1,5 +1,7 @@
 // tucoll_alltoallv / tucoll_alltoallv_with: the collective's checks and byte view on the common
 // driver (core/driver.h).
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,16 +20,17 @@
 #endif
 
 namespace tucoll::alltoallv {
-namespace {
-
-constexpr const char *kFn = "tucoll_alltoallv";
-
+// A call's checked datatypes and buffer kinds (named: persistent plans keep one).
 struct Prepared {
     TypeInfo send_type;
     TypeInfo recv_type;
     bool in_place = false;
     bool device = false;  // GPU buffers (CUDA builds): only the algorithms that accept them run
 };
+
+namespace {
+
+constexpr const char *kFn = "tucoll_alltoallv";
 
 // Whether the MPI library's own collectives take GPU buffers (Open MPI's CUDA extension says so
 // at run time; other MPIs are not asked, and `vendor` is then refused on device memory).
@@ -190,35 +193,177 @@ struct Alltoallv {
         return check_pairwise_bytes(ctx, view.sent.data(), view.expected.data());
     }
 
-    static int run(Context &ctx, const Selection &selected, const Args &a, Prepared &prep, CallStats &stats) {
-        const Selection *sel = &selected;
-        Choice choice;
-        Selection on_device;
+    // What runs for this call: `selected`, or on device buffers what can take them, or auto's
+    // choice (with M when auto reduced it, and its note for the statistics).
+    static int decide(Context &ctx, const Selection &selected, const Args &a, const Prepared &prep, Choice *out) {
         if (prep.device) {
             // Decided locally from the buffers, before auto's reduction: the ranks of a
             // correct program all pass device buffers or none.
-            TUCOLL_TRY(device_choice(ctx, entries(a), entries(a)[sel->index], prep, function(a), &on_device));
-            if (entries(a)[sel->index].meta) sel = &on_device;
-        } else if (const ChooseFn choose = entries(a)[sel->index].choose) {
-            TUCOLL_TRY(choose(ctx, a, prep.send_type.size, &choice));
-            sel = &choice.selected();
-            stats.path = choice.path();
+            TUCOLL_TRY(device_choice(ctx, entries(a), entries(a)[selected.index], prep, function(a), &out->selection));
+            if (!entries(a)[selected.index].meta) out->kept_selection = &selected;
+            return MPI_SUCCESS;
         }
-        const Algorithm &alg = entries(a)[sel->index];
-        stats.algorithm = sel->spec;
-        if (!alg.typed) return run_bytes(ctx, alg, *sel, a, prep, choice.known_max_block, stats);
+        if (const ChooseFn choose = entries(a)[selected.index].choose) return choose(ctx, a, prep.send_type.size, out);
+        out->kept_selection = &selected;
+        return MPI_SUCCESS;
+    }
+
+    // Runs the decided entry, typed or on the byte view.
+    static int execute(Context &ctx, const Selection &sel, const Args &a, Prepared &prep, int64_t known_max_block,
+                       CallStats &stats) {
+        const Algorithm &alg = entries(a)[sel.index];
+        stats.algorithm = sel.spec;
+        if (!alg.typed) return run_bytes(ctx, alg, sel, a, prep, known_max_block, stats);
         stats.add_path("typed");
-        const Call call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, choice.known_max_block,
+        const Call call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, known_max_block,
                         a.alltoall != nullptr};
-        return alg.run(ctx, call, sel->params, stats);
+        return alg.run(ctx, call, sel.params, stats);
+    }
+
+    static int run(Context &ctx, const Selection &selected, const Args &a, Prepared &prep, CallStats &stats) {
+        Choice choice;
+        TUCOLL_TRY(decide(ctx, selected, a, prep, &choice));
+        if (!choice.path().empty()) stats.path = choice.path();
+        return execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
     }
 };
+
+constexpr const char *kInitFn = "tucoll_alltoallv_init";
+
+// M, the largest block any rank sends, for an algorithm that uses it (TuNA's T): reduced once
+// when the plan is made, so that no start reduces it again.
+int plan_max_block(Context &ctx, const Algorithm &alg, const Selection &sel, const TypedArgs &a, const Prepared &prep,
+                   int64_t *known_max_block) {
+    if (*known_max_block >= 0 || !alg.uses_max_block || !alg.uses_max_block(sel.params, ctx.scope())) {
+        return MPI_SUCCESS;
+    }
+    const int *counts = prep.in_place ? a.recvcounts : a.sendcounts;
+    int64_t local = 0;
+    for (int i = 0; i < ctx.size(); ++i) local = std::max<int64_t>(local, counts[i] * prep.send_type.size);
+    TUCOLL_MPI(MPI_Allreduce(&local, known_max_block, 1, MPI_INT64_T, MPI_MAX, ctx.comm()));
+    return MPI_SUCCESS;
+}
 
 }  // namespace
 
 int run(const char *spec, const TypedArgs &a) { return drive<Alltoallv>(spec, a); }
 
+// A persistent alltoallv (MPI-4 semantics: the same buffers and counts at every start): its own
+// copy of the count and displacement arrays, the algorithm chosen once (auto's decision
+// included) and M where that algorithm uses it, so that a start communicates nothing but the
+// exchange itself. Scratch is the communicator's, reused as by every call.
+struct Plan {
+    std::vector<int> scounts, sdispls, rcounts, rdispls;
+    TypedArgs args{};
+    Prepared prep;
+    Selection selection;
+    int64_t known_max_block = -1;
+    std::string decided;  // auto's note, shown in the statistics' path of every start
+    bool active = false;
+};
+
+namespace {
+
+const int *copy_of(const int *in, int n, std::vector<int> &out) {
+    if (in == nullptr) return nullptr;  // rejected by the checks, with the argument's name
+    out.assign(in, in + n);
+    return out.data();
+}
+
+}  // namespace
+
+int init(const char *spec, const TypedArgs &in, Plan *plan) {
+    Context *ctx = nullptr;
+    TUCOLL_TRY(prefix_error(Context::get(in.comm, &ctx), kInitFn));
+    const int p = ctx->size();
+    plan->args = in;
+    plan->args.recvcounts = copy_of(in.recvcounts, p, plan->rcounts);
+    plan->args.rdispls = copy_of(in.rdispls, p, plan->rdispls);
+    if (in.sendbuf != MPI_IN_PLACE) {
+        plan->args.sendcounts = copy_of(in.sendcounts, p, plan->scounts);
+        plan->args.sdispls = copy_of(in.sdispls, p, plan->sdispls);
+    }
+    const Selection *selected = nullptr;
+    int rc = Alltoallv::check(*ctx, plan->args, &plan->prep);
+    if (rc == MPI_SUCCESS) rc = prefix_error(ctx->select(registry(), spec, &selected), kInitFn);
+    // Making a plan is collective: no rank may go on to start it when another's was rejected.
+    rc = agree_on_error(*ctx, rc, kInitFn);
+    if (rc == MPI_SUCCESS && global_checks_enabled()) {
+        rc = agree_on_error(*ctx, prefix_error(Alltoallv::check_consistency(*ctx, plan->args, plan->prep), kInitFn),
+                            kInitFn);
+    }
+    if (rc != MPI_SUCCESS) return rc;
+    Choice choice;
+    TUCOLL_TRY(prefix_error(Alltoallv::decide(*ctx, *selected, plan->args, plan->prep, &choice), kInitFn));
+    plan->selection = choice.selected();
+    plan->known_max_block = choice.known_max_block;
+    plan->decided = choice.path();
+    return plan_max_block(*ctx, registry()[plan->selection.index], plan->selection, plan->args, plan->prep,
+                          &plan->known_max_block);
+}
+
+int start(Plan *plan) {
+    if (plan == nullptr) return fail(MPI_ERR_REQUEST, "tucoll_start: the request is TUCOLL_REQUEST_NULL");
+    if (plan->active) return fail(MPI_ERR_REQUEST, "tucoll_start: the request is already active (wait for it first)");
+    plan->active = true;
+    return MPI_SUCCESS;
+}
+
+// The exchange runs here: a start only marks the request active, as MPI_Start is local and
+// must not wait for other ranks, while a wait may.
+int wait(Plan *plan) {
+    if (plan == nullptr) return fail(MPI_ERR_REQUEST, "tucoll_wait: the request is TUCOLL_REQUEST_NULL");
+    if (!plan->active) return MPI_SUCCESS;  // an inactive persistent request completes at once
+    plan->active = false;
+    Context *ctx = nullptr;
+    TUCOLL_TRY(prefix_error(Context::get(plan->args.comm, &ctx), "tucoll_wait"));
+    CallStats &stats = ctx->begin_call(registry().collective());
+    if (!plan->decided.empty()) stats.path = plan->decided;
+    stats.add_path("persistent");
+    const int rc = Alltoallv::execute(*ctx, plan->selection, plan->args, plan->prep, plan->known_max_block, stats);
+    return prefix_error(ctx->requests().finish(rc), "tucoll_wait");
+}
+
 }  // namespace tucoll::alltoallv
+
+// The C handle (tucoll_request_t) is a plan.
+struct tucoll_plan : tucoll::alltoallv::Plan {};
+
+extern "C" int tucoll_alltoallv_init_with(const char *spec, const void *sendbuf, const int sendcounts[],
+                                          const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                          const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Info, tucoll_request_t *request) {
+    if (request == nullptr) return tucoll::fail(MPI_ERR_ARG, "tucoll_alltoallv_init: request is NULL");
+    *request = TUCOLL_REQUEST_NULL;
+    const tucoll::alltoallv::TypedArgs args{sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                            recvcounts, rdispls, recvtype, comm};
+    auto plan = std::make_unique<tucoll_plan>();
+    TUCOLL_TRY(tucoll::alltoallv::init(spec, args, plan.get()));
+    *request = plan.release();
+    return MPI_SUCCESS;
+}
+
+extern "C" int tucoll_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     tucoll_request_t *request) {
+    return tucoll_alltoallv_init_with(nullptr, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                      recvtype, comm, info, request);
+}
+
+extern "C" int tucoll_start(tucoll_request_t request) { return tucoll::alltoallv::start(request); }
+
+extern "C" int tucoll_wait(tucoll_request_t request) { return tucoll::alltoallv::wait(request); }
+
+extern "C" int tucoll_request_free(tucoll_request_t *request) {
+    if (request == nullptr) return tucoll::fail(MPI_ERR_ARG, "tucoll_request_free: request is NULL");
+    if (*request != TUCOLL_REQUEST_NULL && (*request)->active) {
+        return tucoll::fail(MPI_ERR_REQUEST, "tucoll_request_free: the request is active (wait for it first)");
+    }
+    delete *request;
+    *request = TUCOLL_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
 
 extern "C" int tucoll_alltoallv_with(const char *spec, const void *sendbuf, const int sendcounts[],
                                      const int sdispls[], MPI_Datatype sendtype, void *recvbuf,

@@ -198,3 +198,11 @@ def test_bandwidth_columns_follow_nccl_tests(build, collective, args):
     rank_bytes = 4096 * nprocs if collective == "alltoall" else row["mean_block"] * nprocs
     assert row["algbw_GBps"] == pytest.approx(rank_bytes / (row["median_us"] * 1e3), rel=1e-3, abs=1e-4)
     assert row["busbw_GBps"] == pytest.approx(row["algbw_GBps"] * (nprocs - 1) / nprocs, rel=1e-3, abs=1e-4)
+
+
+def test_persistent_requests_are_checked_and_reported(build):
+    frame = run_bench(build, BenchRun("alltoallv", 3, ["--persistent", "--alg", "vendor", "--alg", "tuna:radix=2",
+                                                       "--alg", "auto", "--dist", "powerlaw", "--sizes", "16,1K",
+                                                       "--iters", "3", "--check"]))
+    assert (frame["ok"] == "1").all(), frame
+    assert frame["path"].str.contains("persistent").all(), frame["path"]

@@ -1,0 +1,149 @@
+// Persistent alltoallv (tucoll_alltoallv_init, start, wait, free): every start gives what
+// MPI_Alltoallv gives on the buffers' current contents, whatever the algorithm, distribution or
+// datatypes; a start communicates nothing but the exchange (auto's decision and TuNA's M were
+// made at init); misuse returns MPI_ERR_REQUEST, and a rejected argument on one rank fails the
+// init on every rank.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+#include "tucoll.h"
+#include "typed_buffers.h"
+#include "workload.h"
+
+// Every MPI_Allreduce of this program (the library's included) is counted.
+namespace {
+int allreduce_calls = 0;
+}  // namespace
+
+extern "C" int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm) {
+    ++allreduce_calls;
+    return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+}
+
+namespace tucoll::test {
+namespace {
+
+struct Exchange {
+    bench::TypePair types;
+    bench::AlltoallvBuffers buffers;
+};
+
+std::string build(const std::string &dist, const std::string &type, int64_t max_block, Exchange *out) {
+    bench::Workload w;
+    std::string err = bench::Workload::create(dist, max_block, world_size(), 11, &w);
+    if (err.empty()) err = bench::TypePair::create(type, &out->types);
+    if (err.empty()) err = bench::build_alltoallv(w, out->types, world_rank(), bench::Layout::kScattered, &out->buffers);
+    return err;
+}
+
+// Starts `request` `starts` times, changing the send buffer's contents before each, and checks
+// every result against MPI_Alltoallv on the same contents. True on every rank iff all matched.
+bool starts_match_the_vendor(tucoll_request_t request, Exchange &x, int starts) {
+    bench::AlltoallvBuffers &b = x.buffers;
+    bool ok = true;
+    for (int s = 0; s < starts; ++s) {
+        for (size_t k = 0; k < b.send.size(); ++k) b.send[k] = static_cast<unsigned char>(b.send[k] * 31 + s + 1);
+        b.fill_recv_sentinel();
+        MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), x.types.send, b.recv.data(),
+                      b.recvcounts.data(), b.rdispls.data(), x.types.recv, MPI_COMM_WORLD);
+        const bench::Bytes want = b.recv;
+        b.fill_recv_sentinel();
+        const int rc_start = tucoll_start(request);
+        const int rc_wait = tucoll_wait(request);
+        EXPECT_EQ(rc_start, MPI_SUCCESS) << tucoll_error_string(rc_start);
+        EXPECT_EQ(rc_wait, MPI_SUCCESS) << tucoll_error_string(rc_wait);
+        ok = ok && rc_start == MPI_SUCCESS && rc_wait == MPI_SUCCESS && b.recv == want;
+    }
+    return all_ranks(ok);
+}
+
+tucoll_request_t init(const char *spec, Exchange &x, int *rc) {
+    bench::AlltoallvBuffers &b = x.buffers;
+    tucoll_request_t request = TUCOLL_REQUEST_NULL;
+    *rc = tucoll_alltoallv_init_with(spec, b.send.data(), b.sendcounts.data(), b.sdispls.data(), x.types.send,
+                                     b.recv.data(), b.recvcounts.data(), b.rdispls.data(), x.types.recv,
+                                     MPI_COMM_WORLD, MPI_INFO_NULL, &request);
+    return request;
+}
+
+class PersistentAlltoallv : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(PersistentAlltoallv, EveryStartMatchesTheVendor) {
+    for (const char *dist : {"uniform", "zeros", "onehuge", "powerlaw"}) {
+        for (const char *type : {"char", "vector", "int-permuted"}) {
+            Exchange x;
+            TUCOLL_ASSERT_SETUP(build(dist, type, 40, &x));
+            int rc = MPI_SUCCESS;
+            tucoll_request_t request = init(GetParam(), x, &rc);
+            if (rc != MPI_SUCCESS && std::string(tucoll_error_string(rc)).find("out of range") != std::string::npos) {
+                GTEST_SKIP() << GetParam() << " is not valid at P = " << world_size();
+            }
+            ASSERT_TRUE(all_ranks(rc == MPI_SUCCESS)) << tucoll_error_string(rc);
+            EXPECT_TRUE(starts_match_the_vendor(request, x, 3)) << dist << " " << type;
+            tucoll_stats_t stats{};
+            tucoll_get_stats(MPI_COMM_WORLD, &stats);
+            EXPECT_NE(std::string(stats.path).find("persistent"), std::string::npos) << stats.path;
+            EXPECT_EQ(tucoll_request_free(&request), MPI_SUCCESS);
+            EXPECT_EQ(request, TUCOLL_REQUEST_NULL);
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Specs, PersistentAlltoallv,
+                         ::testing::Values("vendor", "spreadout", "pairwise", "tuna:radix=2", "tuna:radix=3",
+                                           "bruck2", "tuna_coalesced:radix=2,block_count=1", "staged", "auto"),
+                         [](const ::testing::TestParamInfo<const char *> &info) { return sanitize(info.param); });
+
+TEST(Persistent, AStartCommunicatesOnlyTheExchange) {
+    // TuNA needs M, the largest block anywhere: reduced once at init, never at a start.
+    Exchange x;
+    TUCOLL_ASSERT_SETUP(build("powerlaw", "char", 64, &x));
+    int rc = MPI_SUCCESS;
+    allreduce_calls = 0;
+    tucoll_request_t request = init("tuna:radix=2", x, &rc);
+    EXPECT_TRUE(all_ranks(rc == MPI_SUCCESS)) << tucoll_error_string(rc);
+    const int at_init = allreduce_calls - 1;  // - all_ranks'
+    EXPECT_GE(at_init, 1);
+    allreduce_calls = 0;
+    for (int s = 0; s < 3; ++s) {
+        tucoll_start(request);
+        tucoll_wait(request);
+    }
+    EXPECT_EQ(allreduce_calls, 0);
+    tucoll_request_free(&request);
+}
+
+TEST(Persistent, MisuseIsAnErrorNotAHang) {
+    Exchange x;
+    TUCOLL_ASSERT_SETUP(build("uniform", "char", 8, &x));
+    int rc = MPI_SUCCESS;
+    tucoll_request_t request = init("spreadout", x, &rc);
+    ASSERT_TRUE(all_ranks(rc == MPI_SUCCESS));
+    EXPECT_EQ(tucoll_wait(request), MPI_SUCCESS);  // inactive: completes at once, no exchange
+    EXPECT_EQ(tucoll_start(request), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_start(request), MPI_ERR_REQUEST);        // already active
+    EXPECT_EQ(tucoll_request_free(&request), MPI_ERR_REQUEST);  // active: wait first
+    EXPECT_EQ(tucoll_wait(request), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_request_free(&request), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_start(TUCOLL_REQUEST_NULL), MPI_ERR_REQUEST);
+    EXPECT_EQ(tucoll_wait(TUCOLL_REQUEST_NULL), MPI_ERR_REQUEST);
+    EXPECT_EQ(tucoll_request_free(nullptr), MPI_ERR_ARG);
+}
+
+TEST(Persistent, AnArgumentRejectedOnOneRankFailsTheInitEverywhere) {
+    Exchange x;
+    TUCOLL_ASSERT_SETUP(build("uniform", "char", 8, &x));
+    if (world_rank() == world_size() - 1) x.buffers.sendcounts[0] = -1;
+    int rc = MPI_SUCCESS;
+    tucoll_request_t request = init("spreadout", x, &rc);
+    EXPECT_NE(rc, MPI_SUCCESS);
+    EXPECT_EQ(request, TUCOLL_REQUEST_NULL);
+    EXPECT_TRUE(all_ranks(rc != MPI_SUCCESS && request == TUCOLL_REQUEST_NULL));
+}
+
+}  // namespace
+}  // namespace tucoll::test
