@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "alltoallv/auto_online.h"
 #include "core/tuning.h"
 #include "test_util.h"
 #include "tucoll.h"
@@ -32,6 +34,8 @@ extern "C" int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
 
 namespace tucoll::test {
 namespace {
+
+using alltoallv::OnlineTuner;
 
 // ---- the table format -------------------------------------------------------------------------
 
@@ -354,6 +358,100 @@ TEST(Auto, AnAlltoallNeedsNoReduction) {
         EXPECT_EQ(std::string(stats.algorithm), expected) << stats.path;
         EXPECT_TRUE(all_ranks(rc == MPI_SUCCESS && recv == want));
     }
+}
+
+// ---- online tuning ------------------------------------------------------------------------------
+
+// One auto call of `bytes` bytes per block; its result checked against MPI_Alltoallv. Returns the
+// statistics' algorithm and path on this rank; *ok: the result matched on this rank.
+std::pair<std::string, std::string> auto_call(int bytes, bool *ok) {
+    const int p = world_size(), me = world_rank();
+    std::vector<int> counts(p, bytes), displs(p);
+    for (int j = 0; j < p; ++j) displs[j] = bytes * j;
+    std::vector<char> send(static_cast<size_t>(bytes) * p + 1), want(send.size()), got(send.size());
+    for (size_t k = 0; k < send.size(); ++k) send[k] = static_cast<char>(me * 5 + k);
+    MPI_Alltoallv(send.data(), counts.data(), displs.data(), MPI_CHAR, want.data(), counts.data(), displs.data(),
+                  MPI_CHAR, MPI_COMM_WORLD);
+    const int rc = tucoll_alltoallv_with("auto", send.data(), counts.data(), displs.data(), MPI_CHAR, got.data(),
+                                         counts.data(), displs.data(), MPI_CHAR, MPI_COMM_WORLD);
+    *ok = rc == MPI_SUCCESS && got == want;
+    tucoll_stats_t stats{};
+    tucoll_get_stats(MPI_COMM_WORLD, &stats);
+    return {stats.algorithm, stats.path};
+}
+
+// Whether every rank holds the same string.
+bool same_everywhere(const std::string &s) {
+    unsigned long h = std::hash<std::string>{}(s), lo = 0, hi = 0;
+    MPI_Allreduce(&h, &lo, 1, MPI_UNSIGNED_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&h, &hi, 1, MPI_UNSIGNED_LONG, MPI_MAX, MPI_COMM_WORLD);
+    return lo == hi;
+}
+
+TEST(AutoOnline, ExploresThenSettlesOnOneChoiceOnEveryRank) {
+    ScopedEnv mode("TUCOLL_AUTO", "online");
+    TableFile saved("");  // an empty file: TUCOLL_TUNING_SAVE starts a table in it
+    ScopedEnv save("TUCOLL_TUNING_SAVE", saved.path());
+    // Every size class explores on its own: two sizes, interleaved, each settles after its own
+    // exploration calls.
+    bool ok = true;
+    int explored[2] = {0, 0};
+    std::string settled[2];
+    for (int call = 0; call < 80; ++call) {
+        const int which = call % 2;
+        bool good = false;
+        const auto [algorithm, path] = auto_call(which ? 3000 : 5, &good);
+        ok = ok && good;
+        if (path.find("exploring") != std::string::npos) {
+            EXPECT_TRUE(settled[which].empty()) << "explores again after settling: " << path;
+            ++explored[which];
+        } else {
+            EXPECT_NE(path.find("auto online: " + algorithm), std::string::npos) << path;
+            if (settled[which].empty()) settled[which] = algorithm;
+            EXPECT_EQ(algorithm, settled[which]) << "a settled choice never changes";
+        }
+    }
+    EXPECT_TRUE(all_ranks(ok));
+    for (int which = 0; which < 2; ++which) {
+        EXPECT_EQ(explored[which] % OnlineTuner::kRounds, 0) << explored[which];
+        EXPECT_GE(explored[which], 2 * OnlineTuner::kRounds);  // at least vendor and spreadout
+        EXPECT_FALSE(settled[which].empty());
+        EXPECT_TRUE(same_everywhere(settled[which])) << settled[which];
+    }
+    // The saved table is one `auto` reads, and gives the settled choices back.
+    if (world_rank() == 0) {
+        std::ifstream in(saved.path());
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::shared_ptr<const TuningTable> table;
+        ASSERT_EQ(TuningTable::parse(text, "saved", "alltoallv", &table), MPI_SUCCESS) << text;
+        const TuningTable::Entry *e = table->entry_for(world_size(), world_size());
+        ASSERT_NE(e, nullptr);
+        EXPECT_EQ(TuningTable::spec_for(*e, {5}), settled[0]) << text;
+        EXPECT_EQ(TuningTable::spec_for(*e, {3000}), settled[1]) << text;
+        std::remove((saved.path() + ".lock").c_str());
+    }
+}
+
+TEST(AutoOnline, ATableFarFromThisShapeIsNoGuide) {
+    const int p = world_size();
+    // The only entry is for 64 times as many ranks: auto tunes online unless told to use the table.
+    TableFile table(table_text(entry(64 * p, p, "{\"below\": null, \"spec\": \"pairwise\"}")));
+    ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
+    bool ok = false;
+    EXPECT_NE(auto_call(8, &ok).second.find("auto online"), std::string::npos);
+    {
+        ScopedEnv mode("TUCOLL_AUTO", "table");
+        EXPECT_EQ(auto_call(8, &ok).first, "pairwise");
+    }
+    EXPECT_TRUE(all_ranks(ok));
+}
+
+TEST(AutoOnline, AnUnknownModeIsAnErrorOnEveryRank) {
+    ScopedEnv mode("TUCOLL_AUTO", "fastest");
+    bool ok = true;
+    const auto [algorithm, path] = auto_call(4, &ok);
+    EXPECT_FALSE(ok);
+    EXPECT_TRUE(all_ranks(!ok));
 }
 
 int run_auto_expecting_failure() {

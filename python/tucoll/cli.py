@@ -202,6 +202,10 @@ def cmd_table(args: argparse.Namespace) -> int:
     provenance = {"by": "tucoll table", "datasets": [str(p) for p in args.datasets],
                   "models": {s: f.chosen for s, f in fits.items()}, "seed": args.seed}
     table = tuning.build_table(fits, features, fallback=args.fallback, provenance=provenance, sharing=sharing)
+    for path in args.merge or []:
+        added = tuning.merge_online(table, json.loads(Path(path).read_text()), str(path))
+        provenance.setdefault("merged", []).append(str(path))
+        console.print(f"{path}: {added} online entries added (shapes the sweeps do not cover)")
     tuning.write_table(table, Path(args.output))
     r = tuning.table_regret(table, data, sharing)
     console.print(f"{args.output}: {len(table['entries'])} entries keyed by {', '.join(features)}; on all {len(r)} "
@@ -382,6 +386,9 @@ def parser() -> argparse.ArgumentParser:
     tb.add_argument("--features", help="key the table by these (one or two of busiest_mean_block, max_block, "
                                        "mean_block, comma-separated; default: the analysis's choice)")
     tb.add_argument("--fallback", default="vendor", help="spec run where the table's choice is invalid (default vendor)")
+    tb.add_argument("--merge", action="append", metavar="FILE",
+                    help="a table saved by online tuning (TUCOLL_TUNING_SAVE); its entries join for the shapes the "
+                         "datasets do not cover (repeatable)")
     tb.set_defaults(func=cmd_table)
 
     rp = with_build(with_model_options(with_datasets(sub.add_parser(

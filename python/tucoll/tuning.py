@@ -491,6 +491,33 @@ def build_table(fits: dict[str, FitResult], features: list[str], fallback: str =
             "fallback": fallback, "generated_by": provenance or {}, "entries": entries}
 
 
+def merge_online(table: dict, online: dict, origin: str = "online") -> int:
+    """Adds to `table` the entries of a table saved by online tuning (TUCOLL_TUNING_SAVE: features
+    ["max_block"]) for the shapes `table` has no entry for; a swept entry wins over an online one.
+    Their max_block rules are nested under the table's other feature where it has two. Returns how
+    many entries were added."""
+    if online.get("features") != ["max_block"]:
+        raise TuningError(f"{origin}: an online tuning table is keyed by max_block alone, not {online.get('features')}")
+    features = table["features"]
+    if "max_block" not in features:
+        raise TuningError(f"{origin}: the table is keyed by {features}; online choices (by max_block) cannot join it")
+    shapes = {(e["nprocs"], e["ppn"]) for e in table["entries"]}
+    added = 0
+    for e in online["entries"]:
+        if (e["nprocs"], e["ppn"]) in shapes:
+            continue
+        rules = e["rules"]
+        if features == ["max_block", features[-1]] and features[-1] != "max_block":
+            rules = [{"below": r["below"], "rules": [{"below": None, "spec": r["spec"]}]} for r in rules]
+        elif features[0] != "max_block":
+            rules = [{"below": None, "rules": rules}]
+        table["entries"].append({"nprocs": e["nprocs"], "ppn": e["ppn"], "source": f"online ({origin})",
+                                 "rules": rules})
+        added += 1
+    table["entries"].sort(key=lambda x: (x["ppn"], x["nprocs"]))
+    return added
+
+
 def nearest_entry(table: dict, nprocs: int, ppn: int) -> dict:
     """The entry the library uses for (P, Q) (core/tuning.cpp: TuningTable::entry_for)."""
     def distance(e):

@@ -63,12 +63,19 @@ using RunFn = int (*)(Context &ctx, const Call &call, const Params &params, Call
 // for the statistics' path. A decision the meta-algorithm keeps from call to call (auto's entry
 // of one spec) is pointed to rather than copied: a call that needs no communication should
 // cost no allocation either.
+// Times the run a meta-algorithm chose (auto's online tuning): told this rank's time of the call.
+struct Probe {
+    virtual ~Probe() = default;
+    virtual void record(double seconds) = 0;
+};
+
 struct Choice {
     Selection selection;
     int64_t known_max_block = -1;
     std::string note;
     const Selection *kept_selection = nullptr;  // when set, used instead of `selection`
     const std::string *kept_note = nullptr;     // when set, used instead of `note`
+    Probe *probe = nullptr;                     // when set, told how long the chosen run took here
 
     const Selection &selected() const { return kept_selection ? *kept_selection : selection; }
     const std::string &path() const { return kept_note ? *kept_note : note; }

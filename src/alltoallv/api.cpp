@@ -224,7 +224,11 @@ struct Alltoallv {
         Choice choice;
         TUCOLL_TRY(decide(ctx, selected, a, prep, &choice));
         if (!choice.path().empty()) stats.path = choice.path();
-        return execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
+        if (choice.probe == nullptr) return execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
+        const double started = MPI_Wtime();
+        const int rc = execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
+        choice.probe->record(MPI_Wtime() - started);
+        return rc;
     }
 };
 

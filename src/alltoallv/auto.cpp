@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "alltoallv/alltoallv.h"
+#include "alltoallv/auto_online.h"
 #include "core/errors.h"
 #include "core/tuning.h"
 
@@ -70,7 +71,19 @@ struct AutoState {
         bool fallback;
     };
     std::unordered_map<const std::string *, Resolved> resolved;
+    // Online tuning (TUCOLL_AUTO=online, or no table entry near this shape): the table is not used.
+    bool online = false;
+    OnlineTuner tuner;
 };
+
+// How far an entry's shape is from the communicator's, as the table's lookup measures it.
+double shape_distance(const TuningTable::Entry &e, int nprocs, int ppn) {
+    return std::fabs(std::log2(static_cast<double>(nprocs) / e.nprocs)) +
+           std::fabs(std::log2(static_cast<double>(std::max(1, ppn)) / e.ppn));
+}
+
+// An entry further than this (a factor of 4 in P or Q, or 2 in both) is no guide: tune online.
+constexpr double kNearEntry = 2.0;
 
 int reduce_summary(Context &ctx, const double local[kFields], double global[kFields]) {
     SummaryOp &s = ctx.workspace<SummaryOp>();
@@ -88,7 +101,9 @@ int reduce_summary(Context &ctx, const double local[kFields], double global[kFie
 // The first call: one allreduce agrees on the table (and gives this call's summary).
 int agree_on_table(Context &ctx, AutoState &state, double local[kFields], double global[kFields]) {
     std::string problem;
-    load_tuning_table("alltoallv", &state.table, &problem);
+    AutoMode mode = AutoMode::kDefault;
+    if (const int rc = auto_mode(&mode); rc != MPI_SUCCESS) problem = last_message(rc);
+    if (mode != AutoMode::kOnline && problem.empty()) load_tuning_table("alltoallv", &state.table, &problem);
     local[kPrint] = state.table ? state.table->fingerprint() : 0;
     local[kNegPrint] = -local[kPrint];
     local[kProblem] = problem.empty() ? 0 : 1;
@@ -106,6 +121,11 @@ int agree_on_table(Context &ctx, AutoState &state, double local[kFields], double
         if (state.entry != nullptr) state.only_spec = TuningTable::only_spec(*state.entry);
         state.max_only = std::all_of(state.table->features().begin(), state.table->features().end(), reduces_with_max);
     }
+    state.online = mode == AutoMode::kOnline ||
+                   (mode == AutoMode::kDefault &&
+                    (state.entry == nullptr ||
+                     shape_distance(*state.entry, ctx.size(), ctx.topology().max_local_size) > kNearEntry));
+    if (state.online) state.max_only = true;  // the size class needs the largest block only
     state.agreed = true;
     return MPI_SUCCESS;
 }
@@ -173,6 +193,11 @@ int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
     bool communicated = false;
     if (first) TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
     const char *first_note = first ? "" : ", no reduction";
+    if (state.online) {
+        if (!first) TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
+        out->known_max_block = static_cast<int64_t>(global[kMaxBlock]);
+        return state.tuner.choose(ctx, global[kMaxBlock], out);
+    }
     if (state.entry == nullptr) {
         resolve_choice(scope, "vendor", "vendor", out, &used);
         out->note = std::string(state.table ? "auto: empty tuning table" : "auto: no tuning table") + first_note;

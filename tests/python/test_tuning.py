@@ -244,3 +244,19 @@ def test_table_command_and_report(synthetic_dataset, tmp_path):
     text = (tmp_path / "report" / "REPORT.md").read_text()
     for png in ("winners.png", "correlation.png", "models-synthetic.png", "table.png"):
         assert (tmp_path / "report" / png).is_file() and png in text
+
+
+def test_online_choices_join_a_swept_table_where_it_has_no_entry():
+    from tucoll import tuning
+
+    swept = {"features": ["mean_block", "max_block"], "entries": [
+        {"nprocs": 4, "ppn": 4, "rules": [{"below": None, "spec": "vendor"}]}]}
+    online = {"features": ["max_block"], "entries": [
+        {"nprocs": 4, "ppn": 4, "rules": [{"below": None, "spec": "pairwise"}]},
+        {"nprocs": 8, "ppn": 8, "rules": [{"below": 128.0, "spec": "spreadout"}, {"below": None, "spec": "tuna:radix=3"}]}]}
+    assert tuning.merge_online(swept, online) == 1
+    assert tuning.lookup(swept, 4, 4, [10.0, 10.0]) == "vendor"  # the swept entry wins
+    assert tuning.lookup(swept, 8, 8, [10.0, 100.0]) == "spreadout"
+    assert tuning.lookup(swept, 8, 8, [10.0, 1000.0]) == "tuna:radix=3"
+    with pytest.raises(tuning.TuningError):
+        tuning.merge_online({"features": ["mean_block"], "entries": []}, online)

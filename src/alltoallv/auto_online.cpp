@@ -1,0 +1,185 @@
+#include "alltoallv/auto_online.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "core/errors.h"
+
+namespace tucoll::alltoallv {
+namespace {
+
+// Size classes are octaves of the largest block: [2^(k-1), 2^k) bytes is class k, empty is 0.
+int size_class(double max_block) { return max_block < 1 ? 0 : 1 + static_cast<int>(std::floor(std::log2(max_block))); }
+
+std::string class_range(int k) {
+    if (k == 0) return "empty blocks";
+    char text[64];
+    std::snprintf(text, sizeof text, "largest block in [%.0f, %.0f) B", std::ldexp(1.0, k - 1), std::ldexp(1.0, k));
+    return text;
+}
+
+double median_of_rounds(const std::vector<double> &seconds, int candidate, int n) {
+    std::vector<double> rounds;
+    for (int r = 1; r < OnlineTuner::kRounds; ++r) rounds.push_back(seconds[static_cast<size_t>(r * n + candidate)]);
+    std::sort(rounds.begin(), rounds.end());
+    return rounds[rounds.size() / 2];
+}
+
+}  // namespace
+
+void save_online_choice(int nprocs, int ppn, int size_class, const std::string &spec) {
+    const char *path = std::getenv("TUCOLL_TUNING_SAVE");
+    if (path == nullptr || *path == '\0') return;
+    static std::mutex mutex;  // threads of one process; the file lock below serves processes
+    const std::lock_guard<std::mutex> guard(mutex);
+    const std::string lock_path = std::string(path) + ".lock";
+    const int lock = open(lock_path.c_str(), O_CREAT | O_RDWR, 0644);
+    if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+        if (lock >= 0) close(lock);
+        if (verbose()) log_line("TUCOLL_TUNING_SAVE: cannot lock " + lock_path);
+        return;
+    }
+    nlohmann::ordered_json table;
+    {
+        std::ifstream in(path);
+        if (in) table = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
+    }
+    if (!table.is_object() || !table.contains("entries") || !table["entries"].is_array()) {
+        table = {{"format", "tucoll-tuning-table"},
+                 {"version", 1},
+                 {"collective", "alltoallv"},
+                 {"features", {"max_block"}},
+                 {"fallback", "vendor"},
+                 {"generated_by", {{"by", "tucoll online tuning (TUCOLL_TUNING_SAVE)"}}},
+                 {"entries", nlohmann::ordered_json::array()}};
+    }
+    nlohmann::ordered_json *entry = nullptr;
+    for (auto &e : table["entries"]) {
+        if (e.value("nprocs", 0) == nprocs && e.value("ppn", 0) == ppn) entry = &e;
+    }
+    if (entry == nullptr) {
+        table["entries"].push_back({{"nprocs", nprocs}, {"ppn", ppn}, {"source", "online"},
+                                    {"classes", nlohmann::ordered_json::object()}});
+        entry = &table["entries"].back();
+    }
+    // "classes" (size class -> spec) is the record; "rules" are derived from it: class k covers
+    // largest blocks in [2^(k-1), 2^k), so its rule ends below 2^k, and the last one is open.
+    (*entry)["classes"][std::to_string(size_class)] = spec;
+    std::map<int, std::string> classes;
+    for (const auto &[k, s] : (*entry)["classes"].items()) classes[std::stoi(k)] = s.get<std::string>();
+    nlohmann::ordered_json rules = nlohmann::ordered_json::array();
+    for (auto it = classes.begin(); it != classes.end(); ++it) {
+        const bool last = std::next(it) == classes.end();
+        rules.push_back({{"below", last ? nlohmann::ordered_json() : nlohmann::ordered_json(std::ldexp(1.0, it->first))},
+                         {"spec", it->second}});
+    }
+    (*entry)["rules"] = rules;
+    const std::string temp = std::string(path) + ".tmp." + std::to_string(getpid());
+    {
+        std::ofstream out(temp);
+        out << table.dump(1) << "\n";
+    }
+    if (std::rename(temp.c_str(), path) != 0 && verbose()) log_line(std::string("TUCOLL_TUNING_SAVE: cannot write ") + path);
+    flock(lock, LOCK_UN);
+    close(lock);
+}
+
+int auto_mode(AutoMode *out) {
+    const char *text = std::getenv("TUCOLL_AUTO");
+    if (text == nullptr || *text == '\0') {
+        *out = AutoMode::kDefault;
+    } else if (std::strcmp(text, "table") == 0) {
+        *out = AutoMode::kTable;
+    } else if (std::strcmp(text, "online") == 0) {
+        *out = AutoMode::kOnline;
+    } else {
+        return failf(MPI_ERR_ARG, "TUCOLL_AUTO=%s: expected table or online (or unset)", text);
+    }
+    return MPI_SUCCESS;
+}
+
+const std::vector<Selection> &OnlineTuner::candidates(Context &ctx) {
+    if (built_) return candidates_;
+    // The baselines, the two classic direct exchanges, the batched one, and TuNA at the two ends
+    // of its radix range that matter (2: fewest bytes per round count, ~sqrt P: few rounds);
+    // across nodes, the coalesced hierarchical TuNA too.
+    const Scope scope = ctx.scope();
+    std::vector<std::string> specs = {"vendor", "spreadout", "pairwise", "scattered", "tuna:radix=2"};
+    const int sqrt_p = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(scope.nprocs))));
+    if (sqrt_p > 2) specs.push_back("tuna:radix=" + std::to_string(sqrt_p));
+    if (ctx.topology().num_nodes > 1) specs.push_back("tuna_coalesced");
+    for (const std::string &spec : specs) {
+        Selection sel;
+        if (resolve_spec(registry(), spec.c_str(), scope, &sel) != MPI_SUCCESS) continue;  // not at this P
+        const bool seen = std::any_of(candidates_.begin(), candidates_.end(),
+                                      [&](const Selection &c) { return c.spec == sel.spec; });
+        if (!seen) candidates_.push_back(std::move(sel));
+    }
+    built_ = true;
+    return candidates_;
+}
+
+void OnlineTuner::record(double seconds) {
+    if (pending_ != nullptr) *pending_ = seconds;
+    pending_ = nullptr;
+}
+
+int OnlineTuner::choose(Context &ctx, double max_block, Choice *out) {
+    const std::vector<Selection> &cands = candidates(ctx);
+    const int n = static_cast<int>(cands.size());
+    const int k = size_class(max_block);
+    SizeClass &c = classes_[k];
+    const int exploration = n * kRounds;
+    if (c.settled < 0 && c.calls < exploration) {
+        // Round-robin, so that every candidate meets the same conditions over the rounds.
+        c.seconds.resize(static_cast<size_t>(exploration), 0.0);
+        const int slot = c.calls++;
+        out->kept_selection = &cands[slot % n];
+        out->probe = this;
+        pending_ = &c.seconds[static_cast<size_t>(slot)];
+        char note[160];
+        std::snprintf(note, sizeof note, "auto online: exploring, call %d of %d for %s", slot + 1, exploration,
+                      class_range(k).c_str());
+        out->note = note;
+        return MPI_SUCCESS;
+    }
+    if (c.settled < 0) {
+        // Every exploration call's time as the slowest rank saw it: the same numbers on every
+        // rank, so the same choice.
+        TUCOLL_MPI(MPI_Allreduce(MPI_IN_PLACE, c.seconds.data(), exploration, MPI_DOUBLE, MPI_MAX, ctx.comm()));
+        int best = 0;
+        std::string all;
+        for (int i = 0; i < n; ++i) {
+            const double t = median_of_rounds(c.seconds, i, n);
+            if (t < median_of_rounds(c.seconds, best, n)) best = i;
+            char item[96];
+            std::snprintf(item, sizeof item, "%s%s %.2f us", i ? ", " : "", cands[i].spec.c_str(), t * 1e6);
+            all += item;
+        }
+        c.settled = best;
+        c.note = "auto online: " + cands[best].spec + " for " + class_range(k) + ", chosen after " +
+                 std::to_string(exploration) + " calls";
+        if (ctx.rank() == 0) save_online_choice(ctx.size(), ctx.topology().max_local_size, k, cands[best].spec);
+        if (ctx.rank() == 0 && verbose()) {
+            log_line("auto online on a communicator of " + std::to_string(ctx.size()) + " ranks, " + class_range(k) +
+                     ": " + cands[best].spec + " (median of the slowest rank over rounds 2-" +
+                     std::to_string(kRounds) + ": " + all + ")");
+        }
+    }
+    out->kept_selection = &cands[c.settled];
+    out->kept_note = &c.note;
+    return MPI_SUCCESS;
+}
+
+}  // namespace tucoll::alltoallv

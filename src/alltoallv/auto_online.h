@@ -1,0 +1,58 @@
+// auto's online tuning: on a communicator whose shape the tuning table does not cover (or when
+// TUCOLL_AUTO=online asks for it), auto times a few candidates from the registry on the first
+// calls of each block-size class, agrees on the fastest in one reduction, and runs it from then
+// on — the same choice on every rank.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "alltoallv/alltoallv.h"
+
+namespace tucoll::alltoallv {
+
+// TUCOLL_AUTO: "table" (the table's choice only), "online" (tune online always), or unset / ""
+// (tune online where the table has no entry near this communicator's shape). MPI_ERR_ARG with a
+// message for anything else.
+enum class AutoMode { kDefault, kTable, kOnline };
+int auto_mode(AutoMode *out);
+
+// TUCOLL_TUNING_SAVE=PATH: every settled choice (P, Q, size class, spec) is merged into the
+// tuning table at PATH (features ["max_block"], one entry per shape, "source": "online"), which
+// `tucoll table --merge` folds into a swept table. Written by the communicator's rank 0, under
+// a lock and by rename, so that processes and communicators saving to one file keep each
+// other's entries. A file that cannot be written is reported once under TUCOLL_VERBOSE; the
+// call itself does not fail.
+void save_online_choice(int nprocs, int ppn, int size_class, const std::string &spec);
+
+class OnlineTuner final : public Probe {
+  public:
+    // Each candidate runs this many times per class, interleaved with the others; the first
+    // round (allocations, first touch) is left out of the comparison.
+    static constexpr int kRounds = 4;
+
+    // The choice for a call whose largest block anywhere is `max_block` bytes (identical on every
+    // rank): a candidate being explored, with this tuner as its probe, or the class's settled
+    // choice. Collective once per class, when exploration ends (one MPI_Allreduce).
+    int choose(Context &ctx, double max_block, Choice *out);
+    void record(double seconds) override;
+
+    // The candidates at this communicator's scope (for tests and documentation).
+    const std::vector<Selection> &candidates(Context &ctx);
+
+  private:
+    struct SizeClass {
+        std::vector<double> seconds;  // per exploration call, this rank's, then the slowest rank's
+        int calls = 0;
+        int settled = -1;  // index into candidates_, once chosen
+        std::string note;
+    };
+
+    std::vector<Selection> candidates_;
+    bool built_ = false;
+    std::map<int, SizeClass> classes_;
+    double *pending_ = nullptr;  // where record() puts the running call's time
+};
+
+}  // namespace tucoll::alltoallv
