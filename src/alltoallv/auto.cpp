@@ -257,9 +257,10 @@ Algorithm auto_algorithm() {
     Algorithm a;
     a.name = "auto";
     a.summary = "tuned: the tuning table's choice for (P, Q, block-size features), with one allreduce of the features "
-                "only where the table's entry needs them";
-    a.constraints = "needs a tuning table (TUCOLL_TUNING_FILE or the installed tuning/default.json); without one it "
-                    "runs vendor. Specs the table names that are invalid at this P run the table's fallback";
+                "only where the table's entry needs them; online tuning where the table does not cover P and Q";
+    a.constraints = "reads a tuning table (TUCOLL_TUNING_FILE or the installed tuning/default.json); with none, or none "
+                    "within 4x of this P and Q, it tunes online (TUCOLL_AUTO). Specs the table names that are invalid "
+                    "at this P run the table's fallback";
     a.flows_per_rank = flows_unknown;
     a.meta = true;
     a.choose = choose;
