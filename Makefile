@@ -87,7 +87,7 @@ demo: build venv sim-build
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
-sim-deps:
+sim-deps: deps
 	@scripts/deps.sh simgrid $(MPI)
 	@scripts/simgrid.sh $(SIMGRID_PREFIX) $(JOBS) >/dev/null
 

@@ -56,8 +56,11 @@ TUCOLL_API int tucoll_alltoallv_with(const char *spec, const void *sendbuf, cons
    and datatypes are those given here. `info` is accepted for MPI's signature and ignored. A
    rejected argument on any rank fails the call on every rank (*request = TUCOLL_REQUEST_NULL).
    tucoll_start is local: it marks the request active; tucoll_wait runs the exchange (collective)
-   and leaves the request inactive, ready to start again; waiting on an inactive request returns
-   at once. tucoll_request_free frees an inactive request and sets it to TUCOLL_REQUEST_NULL.
+   and leaves the request inactive, ready to start again; requests on one communicator may be
+   waited for in any order (a wait first runs those started before it); waiting on an inactive
+   request returns at once. tucoll_request_free frees an inactive request and sets it to
+   TUCOLL_REQUEST_NULL; free requests before their communicator. Derived datatypes are
+   duplicated, so the caller may free theirs after the init.
    tucoll_get_stats reports each completed exchange ("persistent" in its path). */
 typedef struct tucoll_plan *tucoll_request_t;
 #define TUCOLL_REQUEST_NULL ((tucoll_request_t)0)
@@ -231,9 +234,11 @@ typedef struct tucoll_topology {
 /* The topology tucoll uses for `comm` (collective on the first tucoll use of `comm`). */
 TUCOLL_API int tucoll_comm_get_topology(MPI_Comm comm, tucoll_topology_t *topology);
 
-/* Frees the scratch buffers cached on `comm` (local; call it on every rank). They are rebuilt on
-   demand. It also forgets what `auto` agreed on at its first call on `comm` (the tuning table
-   and its entry), so that the next call reads TUCOLL_TUNING_FILE again. */
+/* Frees the scratch buffers cached on `comm`. They are rebuilt on demand. It also forgets what
+   `auto` agreed on at its first call on `comm` (the tuning table, its entry, online tuning's
+   choices), so that the next call agrees again — collectively: call it on every rank of `comm`
+   between the same two collective calls. A changed TUCOLL_TUNING_FILE path is then read; a file
+   changed in place under the same path is not (tables are read once per process and path). */
 TUCOLL_API int tucoll_comm_release_scratch(MPI_Comm comm);
 
 #ifdef __cplusplus

@@ -29,8 +29,9 @@ rm -rf "$work"
 mkdir -p "$work"
 archive="$work/simgrid-$version.tar.gz"
 echo "simgrid.sh: fetching simgrid $version (PyPI source distribution)" >&2
-if ! curl -fsSL --retry 3 -o "$archive" "$url" 2>/dev/null; then
+if ! curl -fsSL --retry 3 -o "$archive" "$url"; then
   # A site that reaches PyPI only through a mirror or proxy pip is configured for.
+  rm -f "$archive"
   python3 -m pip download --quiet --no-deps --no-binary :all: --no-build-isolation \
     "simgrid==$version" -d "$work" >&2
 fi

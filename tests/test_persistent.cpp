@@ -5,6 +5,7 @@
 // init on every rank.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,89 @@ TEST(Persistent, AStartCommunicatesOnlyTheExchange) {
     }
     EXPECT_EQ(allreduce_calls, 0);
     tucoll_request_free(&request);
+}
+
+TEST(Persistent, WaitsInAnyOrderRunTheExchangesInStartOrder) {
+    // Rank 0 waits for the second request first, the others for the first: tucoll runs the
+    // exchanges of one communicator in start order on every rank, so nothing crosses.
+    Exchange a, b;
+    TUCOLL_ASSERT_SETUP(build("uniform", "char", 24, &a));
+    TUCOLL_ASSERT_SETUP(build("powerlaw", "int-permuted", 40, &b));
+    int rc_a = MPI_SUCCESS, rc_b = MPI_SUCCESS;
+    tucoll_request_t ra = init("spreadout", a, &rc_a), rb = init("tuna:radix=2", b, &rc_b);
+    ASSERT_TRUE(all_ranks(rc_a == MPI_SUCCESS && rc_b == MPI_SUCCESS));
+    for (Exchange *x : {&a, &b}) {
+        x->buffers.fill_recv_sentinel();
+    }
+    bench::Bytes want[2];
+    for (int i = 0; i < 2; ++i) {
+        bench::AlltoallvBuffers &buf = (i ? b : a).buffers;
+        const bench::TypePair &t = (i ? b : a).types;
+        MPI_Alltoallv(buf.send.data(), buf.sendcounts.data(), buf.sdispls.data(), t.send, buf.recv.data(),
+                      buf.recvcounts.data(), buf.rdispls.data(), t.recv, MPI_COMM_WORLD);
+        want[i] = buf.recv;
+        buf.fill_recv_sentinel();
+    }
+    EXPECT_EQ(tucoll_start(ra), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_start(rb), MPI_SUCCESS);
+    if (world_rank() == 0) {
+        EXPECT_EQ(tucoll_wait(rb), MPI_SUCCESS);
+        EXPECT_EQ(tucoll_wait(ra), MPI_SUCCESS);
+    } else {
+        EXPECT_EQ(tucoll_wait(ra), MPI_SUCCESS);
+        EXPECT_EQ(tucoll_wait(rb), MPI_SUCCESS);
+    }
+    EXPECT_TRUE(all_ranks(a.buffers.recv == want[0] && b.buffers.recv == want[1]));
+    tucoll_request_free(&ra);
+    tucoll_request_free(&rb);
+}
+
+TEST(Persistent, TheCallersDatatypeMayBeFreedAfterTheInit) {
+    const int p = world_size(), me = world_rank();
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    std::vector<int> counts(p), displs(p), send, recv, want;
+    int total = 0;
+    for (int j = 0; j < p; ++j) {
+        counts[j] = 1 + (me + j) % 3;  // pairs; symmetric, so it is also what rank j sends here
+        displs[j] = total;
+        total += counts[j];
+    }
+    for (int k = 0; k < 2 * total; ++k) send.push_back(me * 1000 + k);
+    recv.assign(2 * total, -1);
+    want.assign(2 * total, -1);
+    tucoll_request_t request = TUCOLL_REQUEST_NULL;
+    const int rc = tucoll_alltoallv_init_with("pairwise", send.data(), counts.data(), displs.data(), pair, recv.data(),
+                                              counts.data(), displs.data(), pair, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                              &request);
+    ASSERT_TRUE(all_ranks(rc == MPI_SUCCESS));
+    MPI_Alltoallv(send.data(), counts.data(), displs.data(), pair, want.data(), counts.data(), displs.data(), pair,
+                  MPI_COMM_WORLD);
+    MPI_Type_free(&pair);
+    EXPECT_EQ(tucoll_start(request), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_wait(request), MPI_SUCCESS);
+    EXPECT_TRUE(all_ranks(recv == want));
+    tucoll_request_free(&request);
+}
+
+TEST(Persistent, AutoStillExploringAsksAgainAtEveryStartUntilItSettles) {
+    setenv("TUCOLL_AUTO", "online", 1);
+    tucoll_comm_release_scratch(MPI_COMM_WORLD);
+    Exchange x;
+    TUCOLL_ASSERT_SETUP(build("uniform", "char", 32, &x));
+    int rc = MPI_SUCCESS;
+    tucoll_request_t request = init("auto", x, &rc);
+    ASSERT_TRUE(all_ranks(rc == MPI_SUCCESS));
+    EXPECT_TRUE(starts_match_the_vendor(request, x, 40));
+    tucoll_stats_t stats{};
+    tucoll_get_stats(MPI_COMM_WORLD, &stats);
+    EXPECT_NE(std::string(stats.path).find("auto online: " + std::string(stats.algorithm)), std::string::npos)
+        << stats.path;
+    EXPECT_NE(std::string(stats.path).find("persistent"), std::string::npos) << stats.path;
+    tucoll_request_free(&request);
+    unsetenv("TUCOLL_AUTO");
+    tucoll_comm_release_scratch(MPI_COMM_WORLD);
 }
 
 TEST(Persistent, MisuseIsAnErrorNotAHang) {

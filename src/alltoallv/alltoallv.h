@@ -67,6 +67,7 @@ using RunFn = int (*)(Context &ctx, const Call &call, const Params &params, Call
 struct Probe {
     virtual ~Probe() = default;
     virtual void record(double seconds) = 0;
+    virtual void cancel() = 0;  // the choice will not run (a persistent request's init)
 };
 
 struct Choice {

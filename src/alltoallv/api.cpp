@@ -1,6 +1,7 @@
 // tucoll_alltoallv / tucoll_alltoallv_with: the collective's checks and byte view on the common
 // driver (core/driver.h).
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -253,9 +254,9 @@ int plan_max_block(Context &ctx, const Algorithm &alg, const Selection &sel, con
 int run(const char *spec, const TypedArgs &a) { return drive<Alltoallv>(spec, a); }
 
 // A persistent alltoallv (MPI-4 semantics: the same buffers and counts at every start): its own
-// copy of the count and displacement arrays, the algorithm chosen once (auto's decision
-// included) and M where that algorithm uses it, so that a start communicates nothing but the
-// exchange itself. Scratch is the communicator's, reused as by every call.
+// copy of the count and displacement arrays and of derived datatypes, the algorithm chosen once
+// (auto's decision included) and M where that algorithm uses it, so that a start communicates
+// nothing but the exchange itself. Scratch is the communicator's, reused as by every call.
 struct Plan {
     std::vector<int> scounts, sdispls, rcounts, rdispls;
     TypedArgs args{};
@@ -264,6 +265,21 @@ struct Plan {
     int64_t known_max_block = -1;
     std::string decided;  // auto's note, shown in the statistics' path of every start
     bool active = false;
+    // auto was still exploring (online tuning) when the plan was made: every start asks it again,
+    // as a plain call would, until it has settled.
+    bool redecide = false;
+    Selection meta;
+    std::vector<MPI_Datatype> owned_types;  // duplicates of derived datatypes, freed with the plan
+
+    Plan() = default;
+    Plan(const Plan &) = delete;
+    Plan &operator=(const Plan &) = delete;
+    ~Plan() {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (finalized) return;
+        for (MPI_Datatype &t : owned_types) MPI_Type_free(&t);
+    }
 };
 
 namespace {
@@ -272,6 +288,54 @@ const int *copy_of(const int *in, int n, std::vector<int> &out) {
     if (in == nullptr) return nullptr;  // rejected by the checks, with the argument's name
     out.assign(in, in + n);
     return out.data();
+}
+
+// The plan's own handle on a derived datatype, so that the caller may free theirs after the
+// init (MPI allows it); predefined types are used as they are.
+int keep_type(MPI_Datatype *type, Plan *plan) {
+    int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
+    TUCOLL_MPI(MPI_Type_get_envelope(*type, &integers, &addresses, &datatypes, &combiner));
+    if (combiner == MPI_COMBINER_NAMED) return MPI_SUCCESS;
+    MPI_Datatype copy = MPI_DATATYPE_NULL;
+    TUCOLL_MPI(MPI_Type_dup(*type, &copy));
+    plan->owned_types.push_back(copy);
+    *type = copy;
+    return MPI_SUCCESS;
+}
+
+// The requests started on a communicator and not yet run, in start order: a wait runs every
+// earlier one first, so that all ranks run the exchanges of one communicator in the order MPI
+// requires them to be started, whatever order they wait in.
+struct StartedPlans {
+    std::deque<Plan *> queue;
+};
+
+// One start's exchange: the plan's algorithm, or auto asked again while it explores.
+int run_plan(Context &ctx, Plan *plan) {
+    plan->active = false;
+    CallStats &stats = ctx.begin_call(registry().collective());
+    if (plan->redecide) {
+        Choice choice;
+        TUCOLL_TRY(Alltoallv::decide(ctx, plan->meta, plan->args, plan->prep, &choice));
+        if (choice.probe != nullptr) {
+            stats.path = "persistent";
+            stats.add_path(choice.path());
+            const double started = MPI_Wtime();
+            const int rc = Alltoallv::execute(ctx, choice.selected(), plan->args, plan->prep, choice.known_max_block,
+                                              stats);
+            choice.probe->record(MPI_Wtime() - started);
+            return rc;
+        }
+        // Settled: from now on the plan runs the choice with nothing to decide.
+        plan->selection = choice.selected();
+        plan->known_max_block = choice.known_max_block;
+        plan->decided = choice.path();
+        plan->redecide = false;
+    }
+    // First: tucoll_stats_t's path is short, and auto's note long.
+    stats.path = "persistent";
+    if (!plan->decided.empty()) stats.add_path(plan->decided);
+    return Alltoallv::execute(ctx, plan->selection, plan->args, plan->prep, plan->known_max_block, stats);
 }
 
 }  // namespace
@@ -297,8 +361,17 @@ int init(const char *spec, const TypedArgs &in, Plan *plan) {
                             kInitFn);
     }
     if (rc != MPI_SUCCESS) return rc;
+    TUCOLL_TRY(prefix_error(keep_type(&plan->args.recvtype, plan), kInitFn));
+    if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(keep_type(&plan->args.sendtype, plan), kInitFn));
     Choice choice;
     TUCOLL_TRY(prefix_error(Alltoallv::decide(*ctx, *selected, plan->args, plan->prep, &choice), kInitFn));
+    if (choice.probe != nullptr) {
+        // auto is exploring: the plan takes no candidate for good (nor its slot, unrun).
+        choice.probe->cancel();
+        plan->redecide = true;
+        plan->meta = *selected;
+        return MPI_SUCCESS;
+    }
     plan->selection = choice.selected();
     plan->known_max_block = choice.known_max_block;
     plan->decided = choice.path();
@@ -309,6 +382,9 @@ int init(const char *spec, const TypedArgs &in, Plan *plan) {
 int start(Plan *plan) {
     if (plan == nullptr) return fail(MPI_ERR_REQUEST, "tucoll_start: the request is TUCOLL_REQUEST_NULL");
     if (plan->active) return fail(MPI_ERR_REQUEST, "tucoll_start: the request is already active (wait for it first)");
+    Context *ctx = nullptr;
+    TUCOLL_TRY(prefix_error(Context::get(plan->args.comm, &ctx), "tucoll_start"));
+    ctx->workspace<StartedPlans>().queue.push_back(plan);
     plan->active = true;
     return MPI_SUCCESS;
 }
@@ -318,14 +394,19 @@ int start(Plan *plan) {
 int wait(Plan *plan) {
     if (plan == nullptr) return fail(MPI_ERR_REQUEST, "tucoll_wait: the request is TUCOLL_REQUEST_NULL");
     if (!plan->active) return MPI_SUCCESS;  // an inactive persistent request completes at once
-    plan->active = false;
     Context *ctx = nullptr;
     TUCOLL_TRY(prefix_error(Context::get(plan->args.comm, &ctx), "tucoll_wait"));
-    CallStats &stats = ctx->begin_call(registry().collective());
-    if (!plan->decided.empty()) stats.path = plan->decided;
-    stats.add_path("persistent");
-    const int rc = Alltoallv::execute(*ctx, plan->selection, plan->args, plan->prep, plan->known_max_block, stats);
-    return prefix_error(ctx->requests().finish(rc), "tucoll_wait");
+    std::deque<Plan *> &queue = ctx->workspace<StartedPlans>().queue;
+    int rc = MPI_SUCCESS;
+    while (plan->active && rc == MPI_SUCCESS) {
+        Plan *next = plan;
+        if (!queue.empty()) {
+            next = queue.front();
+            queue.pop_front();
+        }
+        rc = prefix_error(ctx->requests().finish(run_plan(*ctx, next)), "tucoll_wait");
+    }
+    return rc;
 }
 
 }  // namespace tucoll::alltoallv

@@ -25,9 +25,9 @@ namespace tucoll::alltoallv {
 namespace {
 
 // The summary's fields, reduced in one call: max, max, sum, then the table fingerprint as max
-// and as max of its negation (they agree iff every rank read the same table), then the largest
-// "could not load it" flag.
-enum Field { kMaxBlock, kBusiest, kTotal, kPrint, kNegPrint, kProblem, kFields };
+// and as max of its negation (they agree iff every rank read the same table), the largest
+// "could not load it" flag, and TUCOLL_AUTO's mode the same way as the fingerprint.
+enum Field { kMaxBlock, kBusiest, kTotal, kPrint, kNegPrint, kProblem, kMode, kNegMode, kFields };
 
 // One element of a contiguous type of kFields doubles: MPI may hand a user-defined operation any
 // whole number of elements, and with MPI_DOUBLE a segmenting allreduce could split a record.
@@ -107,10 +107,15 @@ int agree_on_table(Context &ctx, AutoState &state, double local[kFields], double
     local[kPrint] = state.table ? state.table->fingerprint() : 0;
     local[kNegPrint] = -local[kPrint];
     local[kProblem] = problem.empty() ? 0 : 1;
+    local[kMode] = static_cast<double>(mode);
+    local[kNegMode] = -local[kMode];
     TUCOLL_TRY(reduce_summary(ctx, local, global));
     if (global[kProblem] > 0) {
         return fail(MPI_ERR_OTHER, "auto: " + (problem.empty() ? std::string("another rank could not use its tuning table")
                                                                : problem));
+    }
+    if (global[kMode] != -global[kNegMode]) {
+        return fail(MPI_ERR_OTHER, "auto: the ranks have different TUCOLL_AUTO settings; every rank must have the same");
     }
     if (global[kPrint] != -global[kNegPrint]) {
         return fail(MPI_ERR_OTHER, "auto: the ranks read different tuning tables (TUCOLL_TUNING_FILE or the installed "
@@ -196,7 +201,7 @@ int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
     if (state.online) {
         if (!first) TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
         out->known_max_block = static_cast<int64_t>(global[kMaxBlock]);
-        return state.tuner.choose(ctx, global[kMaxBlock], out);
+        return state.tuner.choose(ctx, global[kMaxBlock], a.alltoall != nullptr, out);
     }
     if (state.entry == nullptr) {
         resolve_choice(scope, "vendor", "vendor", out, &used);

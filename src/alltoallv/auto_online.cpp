@@ -38,40 +38,39 @@ double median_of_rounds(const std::vector<double> &seconds, int candidate, int n
 
 }  // namespace
 
-void save_online_choice(int nprocs, int ppn, int size_class, const std::string &spec) {
-    const char *path = std::getenv("TUCOLL_TUNING_SAVE");
-    if (path == nullptr || *path == '\0') return;
-    static std::mutex mutex;  // threads of one process; the file lock below serves processes
-    const std::lock_guard<std::mutex> guard(mutex);
-    const std::string lock_path = std::string(path) + ".lock";
-    const int lock = open(lock_path.c_str(), O_CREAT | O_RDWR, 0644);
-    if (lock < 0 || flock(lock, LOCK_EX) != 0) {
-        if (lock >= 0) close(lock);
-        if (verbose()) log_line("TUCOLL_TUNING_SAVE: cannot lock " + lock_path);
-        return;
-    }
-    nlohmann::ordered_json table;
+namespace {
+
+// The table at `path` with `spec` for (nprocs, ppn, size_class) merged in; false (and a reason)
+// when the file holds something else than an online tuning table.
+bool merged_table(const char *path, int nprocs, int ppn, int size_class, const std::string &spec,
+                  nlohmann::ordered_json *table, std::string *why) {
     {
         std::ifstream in(path);
-        if (in) table = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
+        if (in) *table = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
     }
-    if (!table.is_object() || !table.contains("entries") || !table["entries"].is_array()) {
-        table = {{"format", "tucoll-tuning-table"},
-                 {"version", 1},
-                 {"collective", "alltoallv"},
-                 {"features", {"max_block"}},
-                 {"fallback", "vendor"},
-                 {"generated_by", {{"by", "tucoll online tuning (TUCOLL_TUNING_SAVE)"}}},
-                 {"entries", nlohmann::ordered_json::array()}};
+    if (table->is_discarded() || table->is_null()) {
+        *table = {{"format", "tucoll-tuning-table"},
+                  {"version", 1},
+                  {"collective", "alltoallv"},
+                  {"features", {"max_block"}},
+                  {"fallback", "vendor"},
+                  {"generated_by", {{"by", "tucoll online tuning (TUCOLL_TUNING_SAVE)"}}},
+                  {"entries", nlohmann::ordered_json::array()}};
+    }
+    if (!table->is_object() || table->value("features", nlohmann::ordered_json()) != nlohmann::ordered_json{"max_block"} ||
+        !table->contains("entries") || !(*table)["entries"].is_array()) {
+        *why = "is not an online tuning table (features [\"max_block\"]); it is left as it is";
+        return false;
     }
     nlohmann::ordered_json *entry = nullptr;
-    for (auto &e : table["entries"]) {
+    for (auto &e : (*table)["entries"]) {
+        if (!e.is_object() || !e.contains("classes") || !e["classes"].is_object()) continue;  // not one of ours
         if (e.value("nprocs", 0) == nprocs && e.value("ppn", 0) == ppn) entry = &e;
     }
     if (entry == nullptr) {
-        table["entries"].push_back({{"nprocs", nprocs}, {"ppn", ppn}, {"source", "online"},
-                                    {"classes", nlohmann::ordered_json::object()}});
-        entry = &table["entries"].back();
+        (*table)["entries"].push_back({{"nprocs", nprocs}, {"ppn", ppn}, {"source", "online"},
+                                       {"classes", nlohmann::ordered_json::object()}});
+        entry = &(*table)["entries"].back();
     }
     // "classes" (size class -> spec) is the record; "rules" are derived from it: class k covers
     // largest blocks in [2^(k-1), 2^k), so its rule ends below 2^k, and the last one is open.
@@ -85,12 +84,40 @@ void save_online_choice(int nprocs, int ppn, int size_class, const std::string &
                          {"spec", it->second}});
     }
     (*entry)["rules"] = rules;
-    const std::string temp = std::string(path) + ".tmp." + std::to_string(getpid());
-    {
-        std::ofstream out(temp);
-        out << table.dump(1) << "\n";
+    return true;
+}
+
+}  // namespace
+
+void save_online_choice(int nprocs, int ppn, int size_class, const std::string &spec) {
+    const char *path = std::getenv("TUCOLL_TUNING_SAVE");
+    if (path == nullptr || *path == '\0') return;
+    static std::mutex mutex;  // threads of one process; the file lock below serves processes
+    const std::lock_guard<std::mutex> guard(mutex);
+    const std::string lock_path = std::string(path) + ".lock";
+    const int lock = open(lock_path.c_str(), O_CREAT | O_RDWR, 0644);
+    if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+        if (lock >= 0) close(lock);
+        if (verbose()) log_line("TUCOLL_TUNING_SAVE: cannot lock " + lock_path);
+        return;
     }
-    if (std::rename(temp.c_str(), path) != 0 && verbose()) log_line(std::string("TUCOLL_TUNING_SAVE: cannot write ") + path);
+    std::string why;
+    try {
+        nlohmann::ordered_json table;
+        if (merged_table(path, nprocs, ppn, size_class, spec, &table, &why)) {
+            const std::string temp = std::string(path) + ".tmp." + std::to_string(getpid());
+            std::ofstream out(temp);
+            out << table.dump(1) << "\n";
+            out.close();
+            if (!out || std::rename(temp.c_str(), path) != 0) {
+                std::remove(temp.c_str());
+                why = "cannot be written";
+            }
+        }
+    } catch (const std::exception &e) {  // a parseable file whose entries are not what they should be
+        why = std::string("is not a valid online tuning table (") + e.what() + ")";
+    }
+    if (!why.empty() && verbose()) log_line(std::string("TUCOLL_TUNING_SAVE: ") + path + " " + why);
     flock(lock, LOCK_UN);
     close(lock);
 }
@@ -133,13 +160,20 @@ const std::vector<Selection> &OnlineTuner::candidates(Context &ctx) {
 void OnlineTuner::record(double seconds) {
     if (pending_ != nullptr) *pending_ = seconds;
     pending_ = nullptr;
+    pending_class_ = nullptr;
 }
 
-int OnlineTuner::choose(Context &ctx, double max_block, Choice *out) {
+void OnlineTuner::cancel() {
+    if (pending_class_ != nullptr) --pending_class_->calls;
+    pending_ = nullptr;
+    pending_class_ = nullptr;
+}
+
+int OnlineTuner::choose(Context &ctx, double max_block, bool uniform, Choice *out) {
     const std::vector<Selection> &cands = candidates(ctx);
     const int n = static_cast<int>(cands.size());
     const int k = size_class(max_block);
-    SizeClass &c = classes_[k];
+    SizeClass &c = classes_[uniform ? -1 - k : k];
     const int exploration = n * kRounds;
     if (c.settled < 0 && c.calls < exploration) {
         // Round-robin, so that every candidate meets the same conditions over the rounds.
@@ -148,6 +182,7 @@ int OnlineTuner::choose(Context &ctx, double max_block, Choice *out) {
         out->kept_selection = &cands[slot % n];
         out->probe = this;
         pending_ = &c.seconds[static_cast<size_t>(slot)];
+        pending_class_ = &c;
         char note[160];
         std::snprintf(note, sizeof note, "auto online: exploring, call %d of %d for %s", slot + 1, exploration,
                       class_range(k).c_str());
@@ -170,7 +205,8 @@ int OnlineTuner::choose(Context &ctx, double max_block, Choice *out) {
         c.settled = best;
         c.note = "auto online: " + cands[best].spec + " for " + class_range(k) + ", chosen after " +
                  std::to_string(exploration) + " calls";
-        if (ctx.rank() == 0) save_online_choice(ctx.size(), ctx.topology().max_local_size, k, cands[best].spec);
+        // The saved table is the alltoallv one; MPI_Alltoall's choices stay with this run.
+        if (ctx.rank() == 0 && !uniform) save_online_choice(ctx.size(), ctx.topology().max_local_size, k, cands[best].spec);
         if (ctx.rank() == 0 && verbose()) {
             log_line("auto online on a communicator of " + std::to_string(ctx.size()) + " ranks, " + class_range(k) +
                      ": " + cands[best].spec + " (median of the slowest rank over rounds 2-" +

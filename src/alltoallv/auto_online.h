@@ -22,8 +22,8 @@ int auto_mode(AutoMode *out);
 // tuning table at PATH (features ["max_block"], one entry per shape, "source": "online"), which
 // `tucoll table --merge` folds into a swept table. Written by the communicator's rank 0, under
 // a lock and by rename, so that processes and communicators saving to one file keep each
-// other's entries. A file that cannot be written is reported once under TUCOLL_VERBOSE; the
-// call itself does not fail.
+// other's entries. A file that cannot be read as such a table, locked or written is left as it
+// is and logged under TUCOLL_VERBOSE; the call itself does not fail.
 void save_online_choice(int nprocs, int ppn, int size_class, const std::string &spec);
 
 class OnlineTuner final : public Probe {
@@ -34,9 +34,13 @@ class OnlineTuner final : public Probe {
 
     // The choice for a call whose largest block anywhere is `max_block` bytes (identical on every
     // rank): a candidate being explored, with this tuner as its probe, or the class's settled
-    // choice. Collective once per class, when exploration ends (one MPI_Allreduce).
-    int choose(Context &ctx, double max_block, Choice *out);
+    // choice. MPI_Alltoall calls (`uniform`) are tuned apart from MPI_Alltoallv ones (their
+    // vendor differs). Collective once per class, when exploration ends (one MPI_Allreduce).
+    int choose(Context &ctx, double max_block, bool uniform, Choice *out);
     void record(double seconds) override;
+    // Gives back the exploration call the last choose() handed out, unrun (a persistent request
+    // made while exploring does not keep a candidate; it asks again at each start).
+    void cancel() override;
 
     // The candidates at this communicator's scope (for tests and documentation).
     const std::vector<Selection> &candidates(Context &ctx);
@@ -53,6 +57,7 @@ class OnlineTuner final : public Probe {
     bool built_ = false;
     std::map<int, SizeClass> classes_;
     double *pending_ = nullptr;  // where record() puts the running call's time
+    SizeClass *pending_class_ = nullptr;
 };
 
 }  // namespace tucoll::alltoallv

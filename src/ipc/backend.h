@@ -73,7 +73,8 @@ bool is_device_buffer(const void *buf);
 // Whether copies between these buffers and host memory cross a GPU's link to the host: they are
 // GPU memory (is_device_buffer), or, under SMPI, the simulated platform models its ranks as GPUs
 // (`tucoll sim` on a platform with a "host_link" cost sets TUCOLL_SIM_HOST_LINK_{LAT,BW}).
-// Asked once per call, not per block.
+// Asked once per call, not per block; copy_between then asks which side is the device's once
+// per copy (a copy of a run of blocks, see staged).
 bool crosses_device_link(const void *sbuf, const void *rbuf);
 
 // Copies `bytes` bytes between host memory and memory on the far side of a GPU's link when
