@@ -29,11 +29,13 @@ std::string class_range(int k) {
     return text;
 }
 
-double median_of_rounds(const std::vector<double> &seconds, int candidate, int n) {
-    std::vector<double> rounds;
-    for (int r = 1; r < OnlineTuner::kRounds; ++r) rounds.push_back(seconds[static_cast<size_t>(r * n + candidate)]);
-    std::sort(rounds.begin(), rounds.end());
-    return rounds[rounds.size() / 2];
+// A candidate's time: the least of its rounds after the first. Noise (other processes, an
+// oversubscribed node) only ever adds time, so the least sample is the steadiest estimate of
+// what the algorithm itself costs; each sample is already the slowest rank's.
+double best_of_rounds(const std::vector<double> &seconds, int candidate, int n) {
+    double best = seconds[static_cast<size_t>(n + candidate)];
+    for (int r = 2; r < OnlineTuner::kRounds; ++r) best = std::min(best, seconds[static_cast<size_t>(r * n + candidate)]);
+    return best;
 }
 
 }  // namespace
@@ -196,8 +198,8 @@ int OnlineTuner::choose(Context &ctx, double max_block, bool uniform, Choice *ou
         int best = 0;
         std::string all;
         for (int i = 0; i < n; ++i) {
-            const double t = median_of_rounds(c.seconds, i, n);
-            if (t < median_of_rounds(c.seconds, best, n)) best = i;
+            const double t = best_of_rounds(c.seconds, i, n);
+            if (t < best_of_rounds(c.seconds, best, n)) best = i;
             char item[96];
             std::snprintf(item, sizeof item, "%s%s %.2f us", i ? ", " : "", cands[i].spec.c_str(), t * 1e6);
             all += item;
@@ -209,7 +211,7 @@ int OnlineTuner::choose(Context &ctx, double max_block, bool uniform, Choice *ou
         if (ctx.rank() == 0 && !uniform) save_online_choice(ctx.size(), ctx.topology().max_local_size, k, cands[best].spec);
         if (ctx.rank() == 0 && verbose()) {
             log_line("auto online on a communicator of " + std::to_string(ctx.size()) + " ranks, " + class_range(k) +
-                     ": " + cands[best].spec + " (median of the slowest rank over rounds 2-" +
+                     ": " + cands[best].spec + " (least of the slowest rank's times over rounds 2-" +
                      std::to_string(kRounds) + ": " + all + ")");
         }
     }
