@@ -35,7 +35,6 @@ class AlltoallExchange final : public Exchange {
     int sendcount_ = 0, recvcount_ = 0;
     int64_t block_bytes_ = 0;
     Bytes send_, recv_, reference_;
-    mutable Bytes back_;  // --memory device: the GPU's receive buffer, copied back to compare
     DeviceMirror device_;
 };
 

@@ -44,7 +44,6 @@ class AlltoallvExchange final : public Exchange {
     std::vector<double> stats_;  // BlockStats::values() of the current workload
     int nprocs_ = 1;
     DeviceMirror device_;
-    mutable Bytes back_;  // --memory device: the GPU's receive buffer, copied back to compare
     // --persistent: one plan per spec for the current inputs, made on the spec's first call (a
     // warm-up one unless --warmup 0), freed when the inputs change.
     std::map<std::string, tucoll_request_t> plans_;

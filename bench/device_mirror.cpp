@@ -60,11 +60,13 @@ void DeviceMirror::reset_recv(const Bytes &host) {
 #endif
 }
 
-void DeviceMirror::download_recv(Bytes &out) const {
-    out.resize(recv_bytes_);
+const Bytes &DeviceMirror::received(const Bytes &host) const {
+    if (!active()) return host;
+    back_.resize(recv_bytes_);
 #ifdef TUCOLL_BENCH_CUDA
-    if (active()) cudaMemcpy(out.data(), recv_, recv_bytes_, cudaMemcpyDeviceToHost);
+    cudaMemcpy(back_.data(), recv_, recv_bytes_, cudaMemcpyDeviceToHost);
 #endif
+    return back_;
 }
 
 }  // namespace tucoll::bench

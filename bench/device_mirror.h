@@ -29,12 +29,14 @@ class DeviceMirror {
     void *recv(Bytes &host) { return active() ? recv_ : host.data(); }
     // The receive buffer refilled from `host` (a sentinel) before a timed call.
     void reset_recv(const Bytes &host);
-    // The GPU's receive buffer copied into `out` (sized as the host receive buffer).
-    void download_recv(Bytes &out) const;
+    // What the last call received: `host` itself, or with a mirror the GPU's receive buffer
+    // copied back (into a buffer the mirror keeps).
+    const Bytes &received(const Bytes &host) const;
 
   private:
     void *send_ = nullptr, *recv_ = nullptr;
     size_t recv_bytes_ = 0;
+    mutable Bytes back_;
 };
 
 }  // namespace tucoll::bench

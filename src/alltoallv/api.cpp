@@ -221,15 +221,20 @@ struct Alltoallv {
         return alg.run(ctx, call, sel.params, stats);
     }
 
-    static int run(Context &ctx, const Selection &selected, const Args &a, Prepared &prep, CallStats &stats) {
-        Choice choice;
-        TUCOLL_TRY(decide(ctx, selected, a, prep, &choice));
-        if (!choice.path().empty()) stats.path = choice.path();
+    // execute() for what decide() gave, timed for its probe when it has one (auto's online tuning).
+    static int execute_choice(Context &ctx, const Choice &choice, const Args &a, Prepared &prep, CallStats &stats) {
         if (choice.probe == nullptr) return execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
         const double started = MPI_Wtime();
         const int rc = execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
         choice.probe->record(MPI_Wtime() - started);
         return rc;
+    }
+
+    static int run(Context &ctx, const Selection &selected, const Args &a, Prepared &prep, CallStats &stats) {
+        Choice choice;
+        TUCOLL_TRY(decide(ctx, selected, a, prep, &choice));
+        if (!choice.path().empty()) stats.path = choice.path();
+        return execute_choice(ctx, choice, a, prep, stats);
     }
 };
 
@@ -320,11 +325,7 @@ int run_plan(Context &ctx, Plan *plan) {
         if (choice.probe != nullptr) {
             stats.path = "persistent";
             stats.add_path(choice.path());
-            const double started = MPI_Wtime();
-            const int rc = Alltoallv::execute(ctx, choice.selected(), plan->args, plan->prep, choice.known_max_block,
-                                              stats);
-            choice.probe->record(MPI_Wtime() - started);
-            return rc;
+            return Alltoallv::execute_choice(ctx, choice, plan->args, plan->prep, stats);
         }
         // Settled: from now on the plan runs the choice with nothing to decide.
         plan->selection = choice.selected();

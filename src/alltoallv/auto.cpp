@@ -76,13 +76,8 @@ struct AutoState {
     OnlineTuner tuner;
 };
 
-// How far an entry's shape is from the communicator's, as the table's lookup measures it.
-double shape_distance(const TuningTable::Entry &e, int nprocs, int ppn) {
-    return std::fabs(std::log2(static_cast<double>(nprocs) / e.nprocs)) +
-           std::fabs(std::log2(static_cast<double>(std::max(1, ppn)) / e.ppn));
-}
-
-// An entry further than this (a factor of 4 in P or Q, or 2 in both) is no guide: tune online.
+// An entry further than this (TuningTable::distance: a factor of 4 in P or Q, or 2 in both) is
+// no guide: tune online.
 constexpr double kNearEntry = 2.0;
 
 int reduce_summary(Context &ctx, const double local[kFields], double global[kFields]) {
@@ -129,7 +124,7 @@ int agree_on_table(Context &ctx, AutoState &state, double local[kFields], double
     state.online = mode == AutoMode::kOnline ||
                    (mode == AutoMode::kDefault &&
                     (state.entry == nullptr ||
-                     shape_distance(*state.entry, ctx.size(), ctx.topology().max_local_size) > kNearEntry));
+                     TuningTable::distance(*state.entry, ctx.size(), ctx.topology().max_local_size) > kNearEntry));
     if (state.online) state.max_only = true;  // the size class needs the largest block only
     state.agreed = true;
     return MPI_SUCCESS;

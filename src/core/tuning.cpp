@@ -197,12 +197,15 @@ const std::string *TuningTable::only_spec(const Entry &entry) {
     return all_leaves_name(entry.rules, spec) ? spec : nullptr;
 }
 
+double TuningTable::distance(const Entry &entry, int nprocs, int ppn) {
+    return log2_distance(nprocs, entry.nprocs) + log2_distance(std::max(1, ppn), entry.ppn);
+}
+
 const TuningTable::Entry *TuningTable::entry_for(int nprocs, int ppn) const {
     const Entry *best = nullptr;
     double best_distance = std::numeric_limits<double>::infinity();
-    ppn = std::max(1, ppn);
     for (const Entry &e : entries_) {
-        const double d = log2_distance(nprocs, e.nprocs) + log2_distance(ppn, e.ppn);
+        const double d = distance(e, nprocs, ppn);
         const bool better = best == nullptr || d < best_distance - 1e-12 ||
                             (std::fabs(d - best_distance) <= 1e-12 &&
                              (e.nprocs < best->nprocs || (e.nprocs == best->nprocs && e.ppn < best->ppn)));

@@ -54,6 +54,8 @@ class TuningTable {
     // nearest by |log2(P/P')| + |log2(Q/Q')| (ties: the smaller P', then the smaller Q'); nullptr
     // when the table has no entries. Deterministic, so every rank picks the same.
     const Entry *entry_for(int nprocs, int ppn) const;
+    // How far `entry`'s shape is from (nprocs, ppn) in that measure.
+    static double distance(const Entry &entry, int nprocs, int ppn);
     // The spec for the feature values (in the order of features()) in `entry`.
     static const std::string &spec_for(const Entry &entry, const std::vector<double> &values);
     // The spec `entry` names whatever the feature values, or nullptr when its rules name several:

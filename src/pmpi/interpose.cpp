@@ -233,7 +233,7 @@ Fn library_binding(const char *name) {
 
 using FAlltoallv = void (*)(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
                             MPI_Fint *, MPI_Fint *);
-// MPI_ALLTOALL and MPI_ALLGATHER have the same Fortran signature.
+// MPI_ALLTOALL has MPI_ALLGATHER's Fortran signature.
 using FAllgather = void (*)(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
 using FAllgatherv = void (*)(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
                              MPI_Fint *);
@@ -254,30 +254,33 @@ void fortran_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, M
                           PMPI_Comm_f2c(*comm));
 }
 
-void fortran_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount,
-                      MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) {
+// MPI_ALLTOALL and MPI_ALLGATHER: the same arguments, one count and type per side. `c_call` is the
+// C function here (this interposer's), `binding` the library's own Fortran one, `name` for messages.
+using CUniform = int (*)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+void fortran_uniform(CUniform c_call, const char *binding, const char *name, void *sendbuf, MPI_Fint *sendcount,
+                     MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm,
+                     MPI_Fint *ierr) {
     if (!fortran_layout_known()) {
-        if (auto f = library_binding<FAllgather>("pmpi_alltoall_")) {
+        if (auto f = library_binding<FAllgather>(binding)) {
             return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
         }
-        *ierr = unknown_fortran_layout("mpi_alltoall");
+        *ierr = unknown_fortran_layout(name);
         return;
     }
-    *ierr = MPI_Alltoall(c_buffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), const_cast<void *>(c_buffer(recvbuf)),
-                         *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+    *ierr = c_call(c_buffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), const_cast<void *>(c_buffer(recvbuf)),
+                   *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+}
+
+void fortran_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount,
+                      MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) {
+    fortran_uniform(MPI_Alltoall, "pmpi_alltoall_", "mpi_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                    recvtype, comm, ierr);
 }
 
 void fortran_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount,
                        MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) {
-    if (!fortran_layout_known()) {
-        if (auto f = library_binding<FAllgather>("pmpi_allgather_")) {
-            return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
-        }
-        *ierr = unknown_fortran_layout("mpi_allgather");
-        return;
-    }
-    *ierr = MPI_Allgather(c_buffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), const_cast<void *>(c_buffer(recvbuf)),
-                          *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+    fortran_uniform(MPI_Allgather, "pmpi_allgather_", "mpi_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                    recvtype, comm, ierr);
 }
 
 void fortran_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts,
