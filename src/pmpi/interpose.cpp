@@ -1,7 +1,8 @@
 // libtucoll_preload: a PMPI interposer. MPI_Alltoallv, MPI_Alltoall, MPI_Allgather and
 // MPI_Allgatherv (C, and the Fortran mpif.h / `use mpi` bindings where the MPI's layout is known)
 // are routed through tucoll's selection — TUCOLL_ALLTOALLV / TUCOLL_ALLTOALL / TUCOLL_ALLGATHER /
-// TUCOLL_ALLGATHERV, else the default (auto for the all-to-alls) — so unmodified programs get the tuned algorithms with
+// TUCOLL_ALLGATHERV, else the default (auto for the all-to-alls) — and, where the MPI is MPI-4,
+// MPI_Alltoallv_init to tucoll's persistent plans, so unmodified programs get the tuned algorithms with
 //
 //     LD_PRELOAD=libtucoll_preload.so mpirun ...      (or by linking -ltucoll_preload before MPI)
 //
@@ -12,9 +13,11 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -167,6 +170,197 @@ TUCOLL_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatyp
     return finish("MPI_Allgatherv", comm,
                   tucoll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm));
 }
+
+// ---- Persistent all-to-all (MPI-4 MPI_Alltoallv_init) -------------------------------------------
+// The handle the program gets is a real request of the MPI library: an inactive persistent send
+// to MPI_PROC_NULL, which every start, completion and free call handles natively. tucoll's plan
+// is paired with it here; starting such a request starts the plan, and completing it (any wait or
+// test) first runs the plan's exchange, as tucoll_wait does: a test of an active request returns
+// only after the exchange, which needs every rank to reach a completion call of theirs. Requests
+// of other kinds pay one atomic load while no persistent tucoll request exists.
+#if MPI_VERSION >= 4
+namespace {
+
+struct Persistent {
+    tucoll_request_t plan = TUCOLL_REQUEST_NULL;
+    MPI_Comm comm = MPI_COMM_NULL;
+    bool active = false;  // started here and not yet completed here (for the log only)
+};
+
+std::mutex persistent_mutex;
+std::map<MPI_Request, Persistent> persistent_requests;  // guarded by persistent_mutex
+std::atomic<int> persistent_count{0};
+
+// The plan paired with `request`, if any, after setting its active flag to `*set_active` when
+// given. The lock is never held across a tucoll or MPI call: tucoll's own waits come back
+// through this interposer.
+bool find_persistent(MPI_Request request, Persistent *out, const bool *set_active = nullptr) {
+    if (persistent_count.load(std::memory_order_acquire) == 0 || request == MPI_REQUEST_NULL) return false;
+    std::lock_guard<std::mutex> lock(persistent_mutex);
+    auto it = persistent_requests.find(request);
+    if (it == persistent_requests.end()) return false;
+    *out = it->second;
+    if (set_active != nullptr) it->second.active = *set_active;
+    return true;
+}
+
+// Runs the exchange of `request`'s plan if it is active (a no-op for other requests).
+int complete_plan(MPI_Request request) {
+    Persistent p;
+    const bool inactive = false;
+    if (!find_persistent(request, &p, &inactive) || !p.active) return MPI_SUCCESS;
+    return finish("MPI_Alltoallv_init", p.comm, tucoll_wait(p.plan));
+}
+
+int complete_plans(int count, const MPI_Request requests[]) {
+    if (persistent_count.load(std::memory_order_acquire) == 0) return MPI_SUCCESS;
+    for (int i = 0; i < count; ++i) {
+        const int rc = complete_plan(requests[i]);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+// A collective's status is empty; the MPI_PROC_NULL send would report MPI_PROC_NULL as source.
+void empty_status(MPI_Request request, MPI_Status *status) {
+    Persistent p;
+    if (status == MPI_STATUS_IGNORE || !find_persistent(request, &p)) return;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->MPI_ERROR = MPI_SUCCESS;
+}
+
+int start_plan(MPI_Request request) {
+    Persistent p;
+    const bool active = true;
+    if (!find_persistent(request, &p, &active)) return MPI_SUCCESS;
+    const int rc = tucoll_start(p.plan);
+    if (rc == MPI_SUCCESS) return rc;
+    const bool inactive = false;
+    find_persistent(request, &p, &inactive);
+    return finish("MPI_Start", p.comm, rc);
+}
+
+}  // namespace
+
+TUCOLL_EXPORT int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    if (pass_through(comm) || request == nullptr) {
+        if (disabled() && verbose()) announce_disabled();
+        return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                   comm, info, request);
+    }
+    *request = MPI_REQUEST_NULL;
+    Persistent p;
+    p.comm = comm;
+    int rc = tucoll_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                   comm, info, &p.plan);
+    if (rc != MPI_SUCCESS) return finish("MPI_Alltoallv_init", comm, rc);
+    rc = PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, request);
+    if (rc != MPI_SUCCESS) {
+        tucoll_request_free(&p.plan);
+        return finish("MPI_Alltoallv_init", comm, rc);
+    }
+    std::lock_guard<std::mutex> lock(persistent_mutex);
+    persistent_requests[*request] = p;
+    persistent_count.fetch_add(1, std::memory_order_release);
+    return MPI_SUCCESS;
+}
+
+TUCOLL_EXPORT int MPI_Start(MPI_Request *request) {
+    const int rc = start_plan(*request);
+    return rc != MPI_SUCCESS ? rc : PMPI_Start(request);
+}
+
+TUCOLL_EXPORT int MPI_Startall(int count, MPI_Request requests[]) {
+    for (int i = 0; i < count; ++i) {
+        const int rc = start_plan(requests[i]);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    return PMPI_Startall(count, requests);
+}
+
+TUCOLL_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status) {
+    int rc = complete_plan(*request);
+    if (rc != MPI_SUCCESS) return rc;
+    const MPI_Request handle = *request;
+    rc = PMPI_Wait(request, status);
+    empty_status(handle, status);
+    return rc;
+}
+
+TUCOLL_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+    int rc = complete_plan(*request);
+    if (rc != MPI_SUCCESS) return rc;
+    const MPI_Request handle = *request;
+    rc = PMPI_Test(request, flag, status);
+    if (flag != nullptr && *flag) empty_status(handle, status);
+    return rc;
+}
+
+TUCOLL_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
+    const int rc = complete_plan(request);
+    if (rc != MPI_SUCCESS) return rc;
+    return PMPI_Request_get_status(request, flag, status);
+}
+
+TUCOLL_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+    int rc = complete_plans(count, requests);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = PMPI_Waitall(count, requests, statuses);
+    if (statuses != MPI_STATUSES_IGNORE) {
+        for (int i = 0; i < count; ++i) empty_status(requests[i], &statuses[i]);
+    }
+    return rc;
+}
+
+TUCOLL_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
+    int rc = complete_plans(count, requests);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = PMPI_Testall(count, requests, flag, statuses);
+    if (flag != nullptr && *flag && statuses != MPI_STATUSES_IGNORE) {
+        for (int i = 0; i < count; ++i) empty_status(requests[i], &statuses[i]);
+    }
+    return rc;
+}
+
+// Any / some: every active tucoll plan among them is completed first, then the MPI library picks.
+TUCOLL_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
+    const int rc = complete_plans(count, requests);
+    return rc != MPI_SUCCESS ? rc : PMPI_Waitany(count, requests, index, status);
+}
+
+TUCOLL_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
+    const int rc = complete_plans(count, requests);
+    return rc != MPI_SUCCESS ? rc : PMPI_Testany(count, requests, index, flag, status);
+}
+
+TUCOLL_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                               MPI_Status statuses[]) {
+    const int rc = complete_plans(incount, requests);
+    return rc != MPI_SUCCESS ? rc : PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+}
+
+TUCOLL_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                               MPI_Status statuses[]) {
+    const int rc = complete_plans(incount, requests);
+    return rc != MPI_SUCCESS ? rc : PMPI_Testsome(incount, requests, outcount, indices, statuses);
+}
+
+TUCOLL_EXPORT int MPI_Request_free(MPI_Request *request) {
+    Persistent p;
+    if (request != nullptr && find_persistent(*request, &p)) {
+        // An active plan is refused (as tucoll_request_free does): its exchange needs the other ranks.
+        const int rc = tucoll_request_free(&p.plan);
+        if (rc != MPI_SUCCESS) return finish("MPI_Request_free", p.comm, rc);
+        std::lock_guard<std::mutex> lock(persistent_mutex);
+        persistent_requests.erase(*request);
+        persistent_count.fetch_sub(1, std::memory_order_release);
+    }
+    return PMPI_Request_free(request);
+}
+#endif  // MPI_VERSION >= 4
 
 // ---- Fortran bindings (mpif.h and `use mpi`) ----------------------------------------------------
 // Open MPI's Fortran wrappers call PMPI_* and would bypass the C functions above, so the Fortran

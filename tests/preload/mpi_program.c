@@ -1,5 +1,6 @@
 /* An ordinary MPI program — no tucoll header, no tucoll library — that checks its own results of
- * MPI_Alltoallv (also in place), MPI_Alltoall, MPI_Allgather and MPI_Allgatherv on MPI_COMM_WORLD and on a split
+ * MPI_Alltoallv (also in place), MPI_Alltoall, MPI_Allgather, MPI_Allgatherv and, on an MPI-4 library,
+ * MPI_Alltoallv_init on MPI_COMM_WORLD and on a split
  * communicator. Prints one line per check and exits non-zero on a mismatch. The preload tests run
  * it with and without libtucoll_preload.so and compare. */
 #include <mpi.h>
@@ -104,6 +105,57 @@ static void allgathers(MPI_Comm comm, const char *name) {
     free(all), free(counts), free(displs), free(v), free(own);
 }
 
+#if MPI_VERSION >= 4
+/* MPI_Alltoallv_init (MPI-4): three starts with new contents each, completed by MPI_Wait, by
+ * MPI_Waitall beside a point-to-point ring exchange, and by polling MPI_Test; then freed. */
+static void persistent_alltoallv(MPI_Comm comm, const char *name) {
+    int p, me;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &me);
+    int *sc = malloc(p * sizeof(int)), *sd = malloc(p * sizeof(int));
+    int *rc = malloc(p * sizeof(int)), *rd = malloc(p * sizeof(int));
+    int ns = 0, nr = 0;
+    for (int j = 0; j < p; ++j) {
+        sc[j] = count(me, j), sd[j] = ns, ns += sc[j];
+        rc[j] = count(j, me), rd[j] = nr, nr += rc[j];
+    }
+    double *send = malloc((ns + 1) * sizeof(double)), *recv = malloc((nr + 1) * sizeof(double));
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Alltoallv_init(send, sc, sd, MPI_DOUBLE, recv, rc, rd, MPI_DOUBLE, comm, MPI_INFO_NULL, &request);
+    int ok = 1;
+    for (int round = 0; round < 3; ++round) {
+        for (int j = 0; j < p; ++j)
+            for (int k = 0; k < sc[j]; ++k) send[sd[j] + k] = value(me, j, k) + 0.25 * round;
+        for (int k = 0; k < nr; ++k) recv[k] = -1.0;
+        MPI_Start(&request);
+        if (round == 0) {
+            MPI_Wait(&request, MPI_STATUS_IGNORE);
+        } else if (round == 1) {
+            int token = me, got = -1;
+            MPI_Request all[3] = {request, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+            MPI_Irecv(&got, 1, MPI_INT, (me + p - 1) % p, 7, comm, &all[1]);
+            MPI_Isend(&token, 1, MPI_INT, (me + 1) % p, 7, comm, &all[2]);
+            MPI_Status statuses[3];
+            MPI_Waitall(3, all, statuses);
+            ok &= got == (me + p - 1) % p;
+        } else {
+            int flag = 0;
+            while (!flag) MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
+        }
+        for (int j = 0; j < p; ++j)
+            for (int k = 0; k < rc[j]; ++k) ok &= recv[rd[j] + k] == value(j, me, k) + 0.25 * round;
+    }
+    MPI_Request_free(&request);
+    ok &= request == MPI_REQUEST_NULL;
+    char what[96];
+    snprintf(what, sizeof what, "MPI_Alltoallv_init on %s", name);
+    check(what, ok, comm);
+    free(sc), free(sd), free(rc), free(rd), free(send), free(recv);
+}
+#else
+static void persistent_alltoallv(MPI_Comm comm, const char *name) { (void)comm, (void)name; }
+#endif
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int me;
@@ -112,6 +164,7 @@ int main(int argc, char **argv) {
         alltoallv(MPI_COMM_WORLD, "MPI_COMM_WORLD");
         alltoall(MPI_COMM_WORLD, "MPI_COMM_WORLD");
         allgathers(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+        persistent_alltoallv(MPI_COMM_WORLD, "MPI_COMM_WORLD");
     }
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half);
@@ -119,6 +172,7 @@ int main(int argc, char **argv) {
     alltoallv(half, "half");
     alltoall(half, "half");
     allgathers(half, "half");
+    persistent_alltoallv(half, "half");
     MPI_Comm_free(&half);
     MPI_Finalize();
     return failures == 0 ? 0 : 1;
