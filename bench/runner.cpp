@@ -154,6 +154,11 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
         }
         // Interleaved: every iteration runs every candidate once, so machine noise hits all alike.
         std::vector<std::vector<double>> local(specs.size(), std::vector<double>(options.iters));
+        // auto's own cost at this shape, timed beside the candidates: the reduction it adds to a
+        // call where its table entry depends on the workload (two doubles, MPI_MAX; see
+        // auto.cpp). `tucoll table` charges it to every choice that needs it.
+        const bool time_reduction = std::string(exchange.collective()) == "alltoallv";
+        std::vector<double> reduction(options.iters);
         for (int it = -options.warmup; it < options.iters; ++it) {
             const bool last = it == options.iters - 1;
             for (size_t a : order) {
@@ -187,6 +192,21 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
                 MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
                 batch[a].ok = all_ok;
             }
+            if (time_reduction) {
+                double features[2] = {static_cast<double>(rank), static_cast<double>(it)}, agreed[2];
+                MPI_Barrier(comm);
+                const double t0 = MPI_Wtime();
+                MPI_Allreduce(features, agreed, 2, MPI_DOUBLE, MPI_MAX, comm);
+                if (it >= 0) reduction[it] = MPI_Wtime() - t0;
+            }
+        }
+        std::string reduction_us;
+        if (time_reduction) {
+            std::vector<double> slowest(options.iters);
+            MPI_Allreduce(reduction.data(), slowest.data(), options.iters, MPI_DOUBLE, MPI_MAX, comm);
+            char text[32];
+            std::snprintf(text, sizeof text, "%.3f", median(slowest) * 1e6);
+            reduction_us = text;
         }
         for (size_t a = 0; a < specs.size(); ++a) {
             Row &row = batch[a];
@@ -197,6 +217,7 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
             row.max_us = *std::max_element(slowest.begin(), slowest.end()) * 1e6;
             row.mean_us = std::accumulate(slowest.begin(), slowest.end(), 0.0) / slowest.size() * 1e6;
             exchange.add_columns(row);  // after the times: the bandwidth columns are computed from them
+            if (time_reduction) row.extra.emplace_back("auto_reduction_us", reduction_us);
             rows.push_back(row);
         }
     }

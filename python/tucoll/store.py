@@ -2,7 +2,7 @@
 
 A store is one CSV file (optionally gzip-compressed: `.csv.gz`) that only ever grows: rows are
 appended after each run, columns the file lacks are added at the end (older rows then have empty
-cells there), and the order of existing columns never changes. A key (a list of columns) names one
+cells there, which `fill` can set later), and the order of existing columns never changes. A key (a list of columns) names one
 measurement; a run measures only the keys the store does not hold yet, so it resumes where an
 interrupted one stopped.
 """
@@ -53,6 +53,22 @@ def append(path: Path, rows: pd.DataFrame) -> None:
             old.to_csv(path, index=False)
             header += extra
         rows.reindex(columns=header).to_csv(path, mode="a", header=False, index=False)
+
+
+def fill(path: Path, where: dict[str, str], column: str, value: str) -> int:
+    """Sets `column` to `value` in the rows whose columns equal `where` (as text) and whose
+    `column` is empty, adding the column if need be; returns how many rows changed. The one
+    rewrite of stored rows: a value measured later for rows that predate its column."""
+    with locked(path):
+        data = pd.read_csv(path, dtype=str, keep_default_na=False)
+        if column not in data.columns:
+            data[column] = ""
+        mask = data[column] == ""
+        for name, wanted in where.items():
+            mask &= data[name] == str(wanted)
+        data.loc[mask, column] = value
+        data.to_csv(path, index=False)
+        return int(mask.sum())
 
 
 def keys(frame: pd.DataFrame, key: list[str]) -> set[tuple]:

@@ -252,6 +252,34 @@ class Sweep:
         return self.record(nprocs, dist, sizes, specs, rows, time.monotonic() - started)
 
 
+# The bench job that measures auto's reduction for a shape whose rows lack it: any cheap spec will
+# do, the reduction is timed beside it (tucoll-bench's auto_reduction_us column).
+REDUCTION_PROBE = ("uniform", 16, "tuna:radix=2")
+
+
+def fill_reductions(sweep: Sweep, log: Callable[[str], None]) -> int:
+    """Measures auto's own cost (`auto_reduction_us`) at each P of the sweep whose rows have no
+    measurement of it — rows from before the bench timed it — with one small bench job, and
+    writes it into those rows. Returns the rows filled."""
+    data = store.load(sweep.dataset, KEY)
+    filled = 0
+    for nprocs in ([] if data.empty else sweep.nprocs):
+        ppn = sweep.target.ranks_per_node(nprocs)
+        where = {"source": sweep.target.source, "nprocs": str(nprocs), "ppn": str(ppn),
+                 "mapping": sweep.target.mapping}
+        shape = data[(data["source"] == where["source"]) & (data["nprocs"].astype(str) == where["nprocs"]) &
+                     (data["ppn"].astype(str) == where["ppn"]) & (data["mapping"] == where["mapping"])]
+        measured = shape.get("auto_reduction_us", pd.Series(dtype=str)).astype(str)
+        if shape.empty or (measured != "").any():
+            continue
+        dist, size, spec = REDUCTION_PROBE
+        rows = sweep.target.run(nprocs, dist, [size], [spec])
+        value = str(rows["auto_reduction_us"].iloc[0])
+        filled += store.fill(sweep.dataset, where, "auto_reduction_us", value)
+        log(f"P={nprocs}: auto's reduction {value} µs, written into {len(shape)} earlier rows")
+    return filled
+
+
 def parse_sizes(text: str) -> list[int]:
     """`paper` (seed 003's 31 levels) or a comma-separated list with optional K/M suffixes."""
     if text == "paper":
@@ -276,7 +304,10 @@ def run_sweep(sweep: Sweep, console, dry_run: bool = False) -> int:
     jobs = sweep.jobs(pending)
     console.print(f"{sweep.target.source}: {len(cells)} cells in the grid, {len(cells) - len(pending)} already in "
                   f"{sweep.dataset}, {len(pending)} to run in {len(jobs)} bench jobs")
-    if dry_run or not jobs:
+    if dry_run:
+        return 0
+    if not jobs:
+        fill_reductions(sweep, console.print)
         return 0
     added = 0
     started = time.monotonic()
@@ -293,4 +324,5 @@ def run_sweep(sweep: Sweep, console, dry_run: bool = False) -> int:
                 eta = elapsed / max(added, 1) * (len(pending) - added)
                 console.print(f"[{i}/{len(jobs)}] P={nprocs} {dist} sizes {sizes[0]}..{sizes[-1]}: {added}/"
                               f"{len(pending)} cells, {elapsed / 60:.1f} min, about {eta / 60:.0f} min left")
+    fill_reductions(sweep, console.print)
     return added

@@ -370,10 +370,15 @@ def reduction_sharing(build_dir=None) -> ReductionSharing:
 
 
 def reduction_cost(group: pd.DataFrame) -> float:
-    """auto's allreduce at this shape, in µs, estimated from the data: half the fastest time
-    measured on the smallest workload. A tiny alltoallv is latency-bound like an allreduce of a
-    few bytes and takes at least as many rounds (simulated polaris-like, P = 256: 23 µs estimated,
-    20 µs measured as auto's time minus that of the spec it ran)."""
+    """auto's allreduce at this shape, in µs: the median of the bench's `auto_reduction_us` (the
+    reduction itself, timed beside the candidates) where the sweep measured it. Datasets from
+    before that column get an estimate: half the fastest time measured on the smallest workload —
+    a tiny alltoallv is latency-bound like an allreduce of a few bytes and takes at least as many
+    rounds (simulated polaris-like, P = 256: 23 µs estimated, 20 µs measured)."""
+    if "auto_reduction_us" in group:
+        measured = pd.to_numeric(group["auto_reduction_us"], errors="coerce").dropna()
+        if not measured.empty:
+            return float(measured.median())
     smallest = group[group["max_block"] == group["max_block"].min()]
     return 0.5 * float(smallest["median_us"].min()) if not smallest.empty else 0.0
 

@@ -78,8 +78,17 @@ def test_local_sweep_writes_the_schema_and_resumes(build, tmp_path):
     # The statistics are those of the workload: powerlaw's mean block is far below its largest.
     power = loaded[loaded["dist"] == "powerlaw"].iloc[0]
     assert power["max_block"] > 3 * power["mean_block"]
+    # auto's own cost at the shape, timed beside the candidates.
+    assert (pd.to_numeric(data["auto_reduction_us"]) > 0).all()
     second = tucoll(*args)
     assert second.returncode == 0 and "0 rows added" in second.stdout, second.stdout
+    # Rows from before the bench timed it get it measured, once per shape, by the next sweep.
+    data["auto_reduction_us"] = ""
+    data.to_csv(dataset, index=False)
+    third = tucoll(*args)
+    assert third.returncode == 0 and "auto's reduction" in third.stdout, third.stdout
+    refilled = pd.read_csv(dataset, dtype=str, keep_default_na=False)
+    assert refilled["auto_reduction_us"].nunique() == 1 and float(refilled["auto_reduction_us"].iloc[0]) > 0
 
 
 # ------------------------------------------------------------------------ synthetic models
@@ -222,7 +231,8 @@ def test_reduction_is_charged_to_specs_that_cannot_take_it(build, synthetic_data
     group = data[data["nprocs"] == 16]
     cost = tuning.reduction_cost(group)
     smallest = group[group["max_block"] == group["max_block"].min()]
-    assert cost == pytest.approx(0.5 * smallest["median_us"].min())
+    assert cost == pytest.approx(0.5 * smallest["median_us"].min())  # estimated: no measurement
+    assert tuning.reduction_cost(group.assign(auto_reduction_us=["", "7.5"] * (len(group) // 2))) == 7.5
     charges = tuning.reduction_charges(["vendor", "tuna:radix=2"], group, sharing)
     assert list(charges) == [cost, 0.0]
     assert not tuning.reduction_charges(["vendor"], group, None).any()
