@@ -432,6 +432,45 @@ TEST(AutoOnline, ExploresThenSettlesOnOneChoiceOnEveryRank) {
     }
 }
 
+// Whether `spec` reduces M itself on this communicator (then auto's reduction is shared with it).
+bool reduces_max_block(const std::string &spec) {
+    tucoll_spec_properties_t props{};
+    EXPECT_EQ(tucoll_spec_properties("alltoallv", spec.c_str(), world_size(), world_size(), &props), MPI_SUCCESS);
+    return props.uses_max_block != 0;
+}
+
+TEST(AutoOnline, SettledCallsNeedNoBlockingReductionAndANewSizeIsStillExplored) {
+    ScopedEnv mode("TUCOLL_AUTO", "online");
+    bool ok = true, good = false;
+    std::string settled;
+    for (int call = 0; call < 40 && settled.empty(); ++call) {
+        const auto [algorithm, path] = auto_call(5, &good);
+        ok = ok && good;
+        if (path.find("exploring") == std::string::npos) settled = algorithm;
+    }
+    ASSERT_FALSE(settled.empty());
+    // The steady state: the class is predicted (the same size again) and agreed one call late by
+    // a nonblocking reduction, unless the choice needs M anyway (then auto's reduction is its).
+    const bool late = !reduces_max_block(settled);
+    for (int call = 0; call < 3; ++call) {
+        std::pair<std::string, std::string> result;
+        EXPECT_EQ(allreduces_of([&] { result = auto_call(5, &good); }), late ? 0 : 1) << result.second;
+        ok = ok && good;
+        EXPECT_EQ(result.first, settled);
+        EXPECT_EQ(result.second.find("(class agreed a call late)") != std::string::npos, late) << result.second;
+    }
+    // A new size: the first such call may run the old class's choice (still a correct result);
+    // the next one learns its class, agrees at once and explores it.
+    bool explored = false;
+    for (int call = 0; call < 3; ++call) {
+        const auto [algorithm, path] = auto_call(3000, &good);
+        ok = ok && good;
+        explored = explored || path.find("exploring") != std::string::npos;
+    }
+    EXPECT_TRUE(explored);
+    EXPECT_TRUE(all_ranks(ok));
+}
+
 TEST(AutoOnline, ATableFarFromThisShapeIsNoGuide) {
     const int p = world_size();
     // The only entry is for 64 times as many ranks: auto tunes online unless told to use the table.

@@ -7,11 +7,14 @@
 // - otherwise one allreduce gives every rank the same summary: MPI_MAX on doubles (built in,
 //   so the MPI's optimised allreduce runs) when the features need no sum, else one reduction of
 //   max, max and sum. Its largest block is TuNA's M, handed on so TuNA does not reduce it again.
-// A lookup is a scan of a few rules: microseconds, no model evaluation.
+// A lookup is a scan of a few rules: microseconds, no model evaluation. Online tuning (no table
+// entry near this shape) agrees on each call's size class, except once the predicted class has
+// settled on an algorithm that needs no M: then the class is agreed a call late (LateClass).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -53,6 +56,44 @@ struct SummaryOp {
     }
 };
 
+// Online tuning's steady state without a blocking reduction. Once the class a call is predicted
+// to fall in has settled on an algorithm that needs no M, the call runs that algorithm at once and
+// its size class is agreed by a nonblocking reduction that the next call completes: the choice
+// rests on classes every rank knows, so it is the same everywhere. The prediction is the class
+// that followed the latest call's class the last time that class occurred: repeated calls, and
+// calls alternating between sizes, predict right. A wrong one costs that call a choice made for
+// another class (any algorithm gives the right result); the next kQuietCalls calls then agree on
+// their class at once again.
+struct LateClass {
+    static constexpr int kQuietCalls = 8;
+    MPI_Request request = MPI_REQUEST_NULL;
+    double local = 0, global = 0;  // the pending call's largest block: this rank's, everyone's
+    int predicted = -1;            // the pending call's predicted class
+    int last = -1;                 // the class of the latest call whose class is agreed
+    std::map<int, int> next;       // class -> the class that followed it last
+    int quiet = 0;                 // calls left that agree on their class at once
+
+    LateClass() = default;
+    LateClass(const LateClass &) = delete;
+    LateClass &operator=(const LateClass &) = delete;
+    // Released with the context, in a collective (MPI_Comm_free, MPI_Finalize, or
+    // tucoll_comm_release_scratch), so every rank completes its part.
+    ~LateClass() {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (!finalized && request != MPI_REQUEST_NULL) MPI_Wait(&request, MPI_STATUS_IGNORE);
+    }
+    void learn(int k) {
+        if (last >= 0) next[last] = k;
+        last = k;
+    }
+    int predict() const {
+        if (last < 0) return -1;
+        auto it = next.find(last);
+        return it == next.end() ? last : it->second;
+    }
+};
+
 // What the first call on a communicator agreed on: the table every rank read and its entry.
 struct AutoState {
     bool agreed = false;
@@ -74,6 +115,7 @@ struct AutoState {
     // Online tuning (TUCOLL_AUTO=online, or no table entry near this shape): the table is not used.
     bool online = false;
     OnlineTuner tuner;
+    LateClass late;
 };
 
 // An entry further than this (TuningTable::distance: a factor of 4 in P or Q, or 2 in both) is
@@ -130,6 +172,13 @@ int agree_on_table(Context &ctx, AutoState &state, double local[kFields], double
     return MPI_SUCCESS;
 }
 
+// The largest block this rank sends (receives, in place), in bytes.
+double local_max_block(const Context &ctx, const TypedArgs &a, int64_t type_size) {
+    const int *counts = a.sendbuf == MPI_IN_PLACE ? a.recvcounts : a.sendcounts;
+    const int largest = *std::max_element(counts, counts + ctx.size());
+    return static_cast<double>(largest) * static_cast<double>(type_size);
+}
+
 // This call's summary on every rank, with as little communication as the entry needs.
 int summarize(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState &state, double global[kFields],
               bool *communicated) {
@@ -182,6 +231,40 @@ void resolve_choice(const Scope &scope, const std::string &spec, const std::stri
     }
 }
 
+bool needs_max_block(const Selection &sel, const Scope &scope) {
+    const Algorithm &alg = registry()[sel.index];
+    return alg.uses_max_block && alg.uses_max_block(sel.params, scope);
+}
+
+// An online MPI_Alltoallv call after the first: the predicted class's choice with no blocking
+// reduction where LateClass allows it, else the class agreed at once (and explored if new).
+int choose_online(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState &state, const Scope &scope,
+                  Choice *out) {
+    LateClass &late = state.late;
+    if (late.request != MPI_REQUEST_NULL) {
+        TUCOLL_MPI(MPI_Wait(&late.request, MPI_STATUS_IGNORE));
+        const int k = OnlineTuner::size_class(late.global);
+        if (k != late.predicted) late.quiet = LateClass::kQuietCalls;
+        late.learn(k);
+    }
+    const int predicted = late.predict();
+    const Selection *settled = late.quiet == 0 && predicted >= 0 ? state.tuner.settled(predicted) : nullptr;
+    if (settled != nullptr && !needs_max_block(*settled, scope)) {
+        late.local = local_max_block(ctx, a, type_size);
+        TUCOLL_MPI(MPI_Iallreduce(&late.local, &late.global, 1, MPI_DOUBLE, MPI_MAX, ctx.comm(), &late.request));
+        late.predicted = predicted;
+        state.tuner.choose_predicted(predicted, out);
+        return MPI_SUCCESS;
+    }
+    if (late.quiet > 0) --late.quiet;
+    double global[kFields] = {};
+    bool communicated = false;
+    TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
+    late.learn(OnlineTuner::size_class(global[kMaxBlock]));
+    out->known_max_block = static_cast<int64_t>(global[kMaxBlock]);
+    return state.tuner.choose(ctx, global[kMaxBlock], /*uniform=*/false, out);
+}
+
 int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
     const int p = ctx.size();
     const Scope scope{p, ctx.topology().max_local_size};
@@ -194,9 +277,12 @@ int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
     if (first) TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
     const char *first_note = first ? "" : ", no reduction";
     if (state.online) {
+        const bool uniform = a.alltoall != nullptr;
+        if (!first && !uniform) return choose_online(ctx, a, type_size, state, scope, out);
         if (!first) TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
+        if (first && !uniform) state.late.learn(OnlineTuner::size_class(global[kMaxBlock]));
         out->known_max_block = static_cast<int64_t>(global[kMaxBlock]);
-        return state.tuner.choose(ctx, global[kMaxBlock], a.alltoall != nullptr, out);
+        return state.tuner.choose(ctx, global[kMaxBlock], uniform, out);
     }
     if (state.entry == nullptr) {
         resolve_choice(scope, "vendor", "vendor", out, &used);

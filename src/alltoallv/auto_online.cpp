@@ -19,9 +19,6 @@
 namespace tucoll::alltoallv {
 namespace {
 
-// Size classes are octaves of the largest block: [2^(k-1), 2^k) bytes is class k, empty is 0.
-int size_class(double max_block) { return max_block < 1 ? 0 : 1 + static_cast<int>(std::floor(std::log2(max_block))); }
-
 std::string class_range(int k) {
     if (k == 0) return "empty blocks";
     char text[64];
@@ -157,6 +154,25 @@ const std::vector<Selection> &OnlineTuner::candidates(Context &ctx) {
     }
     built_ = true;
     return candidates_;
+}
+
+int OnlineTuner::size_class(double max_block) {
+    return max_block < 1 ? 0 : 1 + static_cast<int>(std::floor(std::log2(max_block)));
+}
+
+const Selection *OnlineTuner::settled(int k) const {
+    auto it = classes_.find(k);
+    return it == classes_.end() || it->second.settled < 0 ? nullptr : &candidates_[it->second.settled];
+}
+
+void OnlineTuner::choose_predicted(int k, Choice *out) {
+    SizeClass &c = classes_.at(k);
+    // The marker first: tucoll_stats_t's path holds 96 characters.
+    if (c.predicted_note.empty()) {
+        c.predicted_note = "auto online: " + candidates_[c.settled].spec + " (class agreed a call late) for " + class_range(k);
+    }
+    out->kept_selection = &candidates_[c.settled];
+    out->kept_note = &c.predicted_note;
 }
 
 void OnlineTuner::record(double seconds) {

@@ -45,12 +45,21 @@ class OnlineTuner final : public Probe {
     // The candidates at this communicator's scope (for tests and documentation).
     const std::vector<Selection> &candidates(Context &ctx);
 
+    // Size classes are octaves of the largest block: [2^(k-1), 2^k) bytes is class k, empty is 0.
+    static int size_class(double max_block);
+    // The settled choice of MPI_Alltoallv class `k`, or null while it is explored (or unseen).
+    const Selection *settled(int k) const;
+    // The settled choice of class `k` for a call whose class was predicted, not agreed: its
+    // reduction completes at the next call (see auto.cpp, LateClass).
+    void choose_predicted(int k, Choice *out);
+
   private:
     struct SizeClass {
         std::vector<double> seconds;  // per exploration call, this rank's, then the slowest rank's
         int calls = 0;
         int settled = -1;  // index into candidates_, once chosen
         std::string note;
+        std::string predicted_note;  // the note of a call whose class was predicted
     };
 
     std::vector<Selection> candidates_;
