@@ -114,11 +114,25 @@ void print_table(const std::vector<Row> &rows, std::FILE *out) {
     }
 }
 
+// One row per timed iteration and algorithm: how a time evolves over the calls (auto's online
+// tuning explores, then settles).
+void print_calls(const std::vector<Row> &rows, std::FILE *out) {
+    std::fprintf(out, "collective,algorithm,params,nprocs,ppn,dist,size,call,us\n");
+    for (const Row &r : rows) {
+        for (size_t i = 0; i < r.calls_us.size(); ++i) {
+            std::fprintf(out, "%s,%s,%s,%d,%d,%s,%lld,%zu,%.3f\n", r.collective.c_str(), r.algorithm.c_str(),
+                         csv_field(r.params).c_str(), r.nprocs, r.ppn, csv_field(r.dist).c_str(),
+                         static_cast<long long>(r.size), i + 1, r.calls_us[i]);
+        }
+    }
+}
+
 }  // namespace
 
 void print_rows(const std::vector<Row> &rows, const std::string &format, std::FILE *out) {
     if (format == "csv") print_csv(rows, out);
     else if (format == "osu") print_osu(rows, out);
+    else if (format == "calls") print_calls(rows, out);
     else print_table(rows, out);
     std::fflush(out);
 }

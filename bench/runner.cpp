@@ -216,6 +216,7 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
             row.min_us = *std::min_element(slowest.begin(), slowest.end()) * 1e6;
             row.max_us = *std::max_element(slowest.begin(), slowest.end()) * 1e6;
             row.mean_us = std::accumulate(slowest.begin(), slowest.end(), 0.0) / slowest.size() * 1e6;
+            for (double t : slowest) row.calls_us.push_back(t * 1e6);
             exchange.add_columns(row);  // after the times: the bandwidth columns are computed from them
             if (time_reduction) row.extra.emplace_back("auto_reduction_us", reduction_us);
             rows.push_back(row);

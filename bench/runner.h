@@ -50,6 +50,7 @@ struct Row {
     int64_t inter_region_msgs = 0;  // reported for the sparse exchanges (last CSV column)
     int ok = -1;  // 1 / 0 when checked, -1 when not
     std::vector<std::pair<std::string, std::string>> extra;  // collective-specific columns, in order
+    std::vector<double> calls_us;  // every timed iteration, the slowest rank's time (--format calls)
 };
 
 // nccl-tests' bandwidth columns (PERFORMANCE.md there): algbw_GBps, the bytes one rank sends

@@ -42,8 +42,10 @@ void add_common_options(CLI::App *cmd, BenchOptions &o) {
     cmd->add_option("--warmup", o.warmup, "untimed iterations first")->check(CLI::NonNegativeNumber)->capture_default_str();
     cmd->add_flag("--check", o.check, "compare every algorithm's result with the vendor MPI's; exit 1 on a mismatch");
     cmd->add_option("--seed", o.seed, "seed of the random distributions")->capture_default_str();
-    cmd->add_option("--format", o.format, "output: table (comparison), csv, or osu")
-        ->check(CLI::IsMember({"table", "csv", "osu"}))
+    cmd->add_option("--format", o.format,
+                    "output: table (comparison), csv, osu, or calls (CSV, one row per timed iteration and algorithm: "
+                    "the slowest rank's time of each call)")
+        ->check(CLI::IsMember({"table", "csv", "osu", "calls"}))
         ->capture_default_str();
     cmd->add_option("--ppn", o.ppn, "declare this many ranks per node (tucoll_comm_set_ppn); 0 = TUCOLL_PPN or detect")
         ->check(CLI::NonNegativeNumber);
