@@ -9,12 +9,12 @@
 //   max, max and sum. Its largest block is TuNA's M, handed on so TuNA does not reduce it again.
 // A lookup is a scan of a few rules: microseconds, no model evaluation. Online tuning (no table
 // entry near this shape) agrees on each call's size class, except once the predicted class has
-// settled on an algorithm that needs no M: then the class is agreed a call late (LateClass).
+// settled on an algorithm that needs no M: then classes are agreed later, a window at a time
+// (LateClasses, auto_online.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -56,44 +56,6 @@ struct SummaryOp {
     }
 };
 
-// Online tuning's steady state without a blocking reduction. Once the class a call is predicted
-// to fall in has settled on an algorithm that needs no M, the call runs that algorithm at once and
-// its size class is agreed by a nonblocking reduction that the next call completes: the choice
-// rests on classes every rank knows, so it is the same everywhere. The prediction is the class
-// that followed the latest call's class the last time that class occurred: repeated calls, and
-// calls alternating between sizes, predict right. A wrong one costs that call a choice made for
-// another class (any algorithm gives the right result); the next kQuietCalls calls then agree on
-// their class at once again.
-struct LateClass {
-    static constexpr int kQuietCalls = 8;
-    MPI_Request request = MPI_REQUEST_NULL;
-    double local = 0, global = 0;  // the pending call's largest block: this rank's, everyone's
-    int predicted = -1;            // the pending call's predicted class
-    int last = -1;                 // the class of the latest call whose class is agreed
-    std::map<int, int> next;       // class -> the class that followed it last
-    int quiet = 0;                 // calls left that agree on their class at once
-
-    LateClass() = default;
-    LateClass(const LateClass &) = delete;
-    LateClass &operator=(const LateClass &) = delete;
-    // Released with the context, in a collective (MPI_Comm_free, MPI_Finalize, or
-    // tucoll_comm_release_scratch), so every rank completes its part.
-    ~LateClass() {
-        int finalized = 0;
-        MPI_Finalized(&finalized);
-        if (!finalized && request != MPI_REQUEST_NULL) MPI_Wait(&request, MPI_STATUS_IGNORE);
-    }
-    void learn(int k) {
-        if (last >= 0) next[last] = k;
-        last = k;
-    }
-    int predict() const {
-        if (last < 0) return -1;
-        auto it = next.find(last);
-        return it == next.end() ? last : it->second;
-    }
-};
-
 // What the first call on a communicator agreed on: the table every rank read and its entry.
 struct AutoState {
     bool agreed = false;
@@ -115,7 +77,7 @@ struct AutoState {
     // Online tuning (TUCOLL_AUTO=online, or no table entry near this shape): the table is not used.
     bool online = false;
     OnlineTuner tuner;
-    LateClass late;
+    LateClasses late;
 };
 
 // An entry further than this (TuningTable::distance: a factor of 4 in P or Q, or 2 in both) is
@@ -237,32 +199,21 @@ bool needs_max_block(const Selection &sel, const Scope &scope) {
 }
 
 // An online MPI_Alltoallv call after the first: the predicted class's choice with no blocking
-// reduction where LateClass allows it, else the class agreed at once (and explored if new).
+// reduction where LateClasses allows it, else the class agreed at once (and explored if new).
 int choose_online(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState &state, const Scope &scope,
                   Choice *out) {
-    LateClass &late = state.late;
-    if (late.request != MPI_REQUEST_NULL) {
-        TUCOLL_MPI(MPI_Wait(&late.request, MPI_STATUS_IGNORE));
-        const int k = OnlineTuner::size_class(late.global);
-        if (k != late.predicted) late.quiet = LateClass::kQuietCalls;
-        late.learn(k);
-    }
-    const int predicted = late.predict();
-    const Selection *settled = late.quiet == 0 && predicted >= 0 ? state.tuner.settled(predicted) : nullptr;
+    const double local_max = local_max_block(ctx, a, type_size);
+    const int predicted = state.late.predict();
+    const Selection *settled = predicted >= 0 ? state.tuner.settled(predicted) : nullptr;
     if (settled != nullptr && !needs_max_block(*settled, scope)) {
-        late.local = local_max_block(ctx, a, type_size);
-        TUCOLL_MPI(MPI_Iallreduce(&late.local, &late.global, 1, MPI_DOUBLE, MPI_MAX, ctx.comm(), &late.request));
-        late.predicted = predicted;
+        TUCOLL_TRY(state.late.record_predicted(ctx.comm(), predicted, local_max));
         state.tuner.choose_predicted(predicted, out);
         return MPI_SUCCESS;
     }
-    if (late.quiet > 0) --late.quiet;
-    double global[kFields] = {};
-    bool communicated = false;
-    TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
-    late.learn(OnlineTuner::size_class(global[kMaxBlock]));
-    out->known_max_block = static_cast<int64_t>(global[kMaxBlock]);
-    return state.tuner.choose(ctx, global[kMaxBlock], /*uniform=*/false, out);
+    double global_max = 0;
+    TUCOLL_TRY(state.late.agree_now(ctx.comm(), local_max, &global_max));
+    out->known_max_block = static_cast<int64_t>(global_max);
+    return state.tuner.choose(ctx, global_max, /*uniform=*/false, out);
 }
 
 int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
@@ -280,7 +231,7 @@ int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
         const bool uniform = a.alltoall != nullptr;
         if (!first && !uniform) return choose_online(ctx, a, type_size, state, scope, out);
         if (!first) TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
-        if (first && !uniform) state.late.learn(OnlineTuner::size_class(global[kMaxBlock]));
+        if (first && !uniform) state.late.learn_first(global[kMaxBlock]);
         out->known_max_block = static_cast<int64_t>(global[kMaxBlock]);
         return state.tuner.choose(ctx, global[kMaxBlock], uniform, out);
     }

@@ -156,6 +156,77 @@ const std::vector<Selection> &OnlineTuner::candidates(Context &ctx) {
     return candidates_;
 }
 
+LateClasses::~LateClasses() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+}
+
+void LateClasses::learn(int k) {
+    if (last_ >= 0) next_[last_] = k;
+    last_ = k;
+}
+
+int LateClasses::predict() const {
+    if (last_ < 0 || quiet_ > 0) return -1;
+    // Follow the successors from the latest agreed call to this one; a class never followed by
+    // anything is taken to repeat.
+    int k = last_;
+    for (long long step = 0; step <= unknown_; ++step) {
+        auto it = next_.find(k);
+        if (it == next_.end() || it->second == k) break;  // repeats from here on
+        k = it->second;
+    }
+    return k;
+}
+
+void LateClasses::check(const std::vector<int> &predicted, const double *agreed) {
+    for (size_t i = 0; i < predicted.size(); ++i) {
+        const int k = OnlineTuner::size_class(agreed[i]);
+        if (k != predicted[i]) quiet_ = kQuietCalls;
+        learn(k);
+        --unknown_;
+    }
+}
+
+int LateClasses::complete_in_flight() {
+    if (request_ == MPI_REQUEST_NULL) return MPI_SUCCESS;
+    TUCOLL_MPI(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+    check(sent_predicted_, agreed_.data());
+    sent_predicted_.clear();
+    return MPI_SUCCESS;
+}
+
+int LateClasses::record_predicted(MPI_Comm comm, int predicted, double local_max) {
+    window_.push_back(local_max);
+    window_predicted_.push_back(predicted);
+    ++unknown_;
+    if (static_cast<int>(window_.size()) < kWindow) return MPI_SUCCESS;
+    TUCOLL_TRY(complete_in_flight());
+    sent_.swap(window_);
+    sent_predicted_.swap(window_predicted_);
+    window_.clear();
+    window_predicted_.clear();
+    agreed_.resize(sent_.size());
+    TUCOLL_MPI(MPI_Iallreduce(sent_.data(), agreed_.data(), static_cast<int>(sent_.size()), MPI_DOUBLE, MPI_MAX, comm,
+                              &request_));
+    return MPI_SUCCESS;
+}
+
+int LateClasses::agree_now(MPI_Comm comm, double local_max, double *global_max) {
+    if (quiet_ > 0) --quiet_;
+    TUCOLL_TRY(complete_in_flight());  // in call order: the window in flight first
+    std::vector<double> values(window_);
+    values.push_back(local_max);
+    TUCOLL_MPI(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX, comm));
+    check(window_predicted_, values.data());  // the unsent window's calls, then this one
+    window_.clear();
+    window_predicted_.clear();
+    *global_max = values.back();
+    learn(OnlineTuner::size_class(*global_max));
+    return MPI_SUCCESS;
+}
+
 int OnlineTuner::size_class(double max_block) {
     return max_block < 1 ? 0 : 1 + static_cast<int>(std::floor(std::log2(max_block)));
 }
@@ -169,7 +240,7 @@ void OnlineTuner::choose_predicted(int k, Choice *out) {
     SizeClass &c = classes_.at(k);
     // The marker first: tucoll_stats_t's path holds 96 characters.
     if (c.predicted_note.empty()) {
-        c.predicted_note = "auto online: " + candidates_[c.settled].spec + " (class agreed a call late) for " + class_range(k);
+        c.predicted_note = "auto online: " + candidates_[c.settled].spec + " (class agreed later) for " + class_range(k);
     }
     out->kept_selection = &candidates_[c.settled];
     out->kept_note = &c.predicted_note;

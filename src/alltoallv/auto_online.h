@@ -4,6 +4,8 @@
 // on — the same choice on every rank.
 #pragma once
 
+#include <mpi.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -67,6 +69,54 @@ class OnlineTuner final : public Probe {
     std::map<int, SizeClass> classes_;
     double *pending_ = nullptr;  // where record() puts the running call's time
     SizeClass *pending_class_ = nullptr;
+};
+
+// Online tuning's steady state without a blocking reduction (see auto.cpp). Once a call's
+// predicted size class has settled on an algorithm that needs no M, the call runs that choice at
+// once and only records its own largest block; every kWindow such calls, one nonblocking
+// MPI_Iallreduce of the window's kWindow values agrees on their classes, completed when the next
+// window is sent or a call reduces at once. Predictions rest only on agreed classes, so every
+// rank makes the same one: the class reached from the latest agreed class by following, call by
+// call, the class that followed each class the last time it occurred (repeated sizes, and sizes
+// that alternate or cycle, predict right). A wrong prediction costs that call a choice made for
+// another class — any algorithm gives the right result — and is seen when its window is agreed
+// (within 2 kWindow calls); the next kQuietCalls calls then agree on their class at once.
+class LateClasses {
+  public:
+    static constexpr int kWindow = 16;
+    static constexpr int kQuietCalls = 8;
+
+    LateClasses() = default;
+    LateClasses(const LateClasses &) = delete;
+    LateClasses &operator=(const LateClasses &) = delete;
+    // Released with the context, in a collective (MPI_Comm_free, MPI_Finalize, or
+    // tucoll_comm_release_scratch), so every rank completes the reduction in flight.
+    ~LateClasses();
+
+    // The class predicted for the next call, or -1 (nothing agreed yet, or just mispredicted).
+    int predict() const;
+    // The next call runs with `predicted`; this rank's largest block is `local_max`.
+    int record_predicted(MPI_Comm comm, int predicted, double local_max);
+    // The next call agrees on its class at once: one MPI_Allreduce (MAX) of the unsent window and
+    // this call's largest block, which comes back through *global_max.
+    int agree_now(MPI_Comm comm, double local_max, double *global_max);
+    // The first call's class, agreed by the caller.
+    void learn_first(double global_max) { learn(OnlineTuner::size_class(global_max)); }
+
+  private:
+    void learn(int k);
+    int complete_in_flight();
+    void check(const std::vector<int> &predicted, const double *agreed);
+
+    std::vector<double> window_;        // this rank's largest block of each predicted call not yet sent
+    std::vector<int> window_predicted_;
+    std::vector<double> sent_, agreed_;  // the window in flight: this rank's, everyone's
+    std::vector<int> sent_predicted_;
+    MPI_Request request_ = MPI_REQUEST_NULL;
+    int last_ = -1;           // the class of the latest call whose class is agreed
+    long long unknown_ = 0;   // calls made since that one
+    std::map<int, int> next_;  // class -> the class that followed it last
+    int quiet_ = 0;           // calls left that agree on their class at once
 };
 
 }  // namespace tucoll::alltoallv
