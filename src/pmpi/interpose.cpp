@@ -213,7 +213,7 @@ int complete_plan(MPI_Request request) {
 }
 
 int complete_plans(int count, const MPI_Request requests[]) {
-    if (persistent_count.load(std::memory_order_acquire) == 0) return MPI_SUCCESS;
+    if (persistent_count.load(std::memory_order_acquire) == 0 || requests == nullptr) return MPI_SUCCESS;
     for (int i = 0; i < count; ++i) {
         const int rc = complete_plan(requests[i]);
         if (rc != MPI_SUCCESS) return rc;
@@ -269,12 +269,12 @@ TUCOLL_EXPORT int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[]
 }
 
 TUCOLL_EXPORT int MPI_Start(MPI_Request *request) {
-    const int rc = start_plan(*request);
+    const int rc = request == nullptr ? MPI_SUCCESS : start_plan(*request);  // null: the library's error
     return rc != MPI_SUCCESS ? rc : PMPI_Start(request);
 }
 
 TUCOLL_EXPORT int MPI_Startall(int count, MPI_Request requests[]) {
-    for (int i = 0; i < count; ++i) {
+    for (int i = 0; requests != nullptr && i < count; ++i) {
         const int rc = start_plan(requests[i]);
         if (rc != MPI_SUCCESS) return rc;
     }
@@ -282,6 +282,7 @@ TUCOLL_EXPORT int MPI_Startall(int count, MPI_Request requests[]) {
 }
 
 TUCOLL_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status) {
+    if (request == nullptr) return PMPI_Wait(request, status);
     int rc = complete_plan(*request);
     if (rc != MPI_SUCCESS) return rc;
     const MPI_Request handle = *request;
@@ -291,6 +292,7 @@ TUCOLL_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status) {
 }
 
 TUCOLL_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+    if (request == nullptr) return PMPI_Test(request, flag, status);
     int rc = complete_plan(*request);
     if (rc != MPI_SUCCESS) return rc;
     const MPI_Request handle = *request;
@@ -309,7 +311,7 @@ TUCOLL_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status stat
     int rc = complete_plans(count, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Waitall(count, requests, statuses);
-    if (statuses != MPI_STATUSES_IGNORE) {
+    if (statuses != MPI_STATUSES_IGNORE && requests != nullptr) {
         for (int i = 0; i < count; ++i) empty_status(requests[i], &statuses[i]);
     }
     return rc;
@@ -319,7 +321,7 @@ TUCOLL_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_
     int rc = complete_plans(count, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Testall(count, requests, flag, statuses);
-    if (flag != nullptr && *flag && statuses != MPI_STATUSES_IGNORE) {
+    if (flag != nullptr && *flag && statuses != MPI_STATUSES_IGNORE && requests != nullptr) {
         for (int i = 0; i < count; ++i) empty_status(requests[i], &statuses[i]);
     }
     return rc;
