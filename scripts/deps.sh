@@ -89,10 +89,11 @@ case "${1:-}" in
     install_packages $(missing_packages)
     ;;
   simgrid)
-    # What building SimGrid from source needs (scripts/simgrid.sh): Boost's headers, curl.
+    # What building SimGrid from source needs (scripts/simgrid.sh): Boost's headers, curl, patch.
     pkgs=()
     have_header boost/version.hpp || pkgs+=(libboost-dev)
     command -v curl >/dev/null 2>&1 || pkgs+=(curl)
+    command -v patch >/dev/null 2>&1 || pkgs+=(patch)
     # shellcheck disable=SC2068
     install_packages ${pkgs[@]:-}
     ;;

@@ -7,6 +7,8 @@
 #
 # Why not the distribution's libsimgrid-dev: Debian ships 3.32, whose list of detached sends is
 # quadratic in the number of simulated ranks (P = 4096 did not finish in 2 h); 3.34 replaced it.
+# The patches in sim/simgrid-patches/ are applied to the source first (each says why); the
+# prefix is rebuilt when they change.
 set -euo pipefail
 
 version=4.1
@@ -17,7 +19,9 @@ prefix=${1:?usage: scripts/simgrid.sh PREFIX [JOBS]}
 jobs=${2:-$(nproc 2>/dev/null || echo 2)}
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
-stamp="$prefix/.tucoll-simgrid-$version"
+patches=$(cd "$(dirname "$0")/../sim/simgrid-patches" && pwd)
+patch_sum=$(cat "$patches"/*.patch | sha256sum | cut -c1-16)
+stamp="$prefix/.tucoll-simgrid-$version-$patch_sum"
 
 if [ -f "$stamp" ] && [ -x "$prefix/bin/smpicxx" ]; then
   echo "$prefix"
@@ -38,6 +42,9 @@ fi
 echo "$sha256  $archive" | sha256sum --check --quiet - >&2 || {
   echo "simgrid.sh: $archive does not have the pinned SHA-256 $sha256" >&2; exit 1; }
 tar -xzf "$archive" -C "$work"
+for p in "$patches"/*.patch; do
+  patch -s -p1 -d "$work/simgrid-$version" <"$p" || { echo "simgrid.sh: $p does not apply" >&2; exit 1; }
+done
 
 # Only the library and SMPI: no bindings, no model checker, no documentation.
 cmake -S "$work/simgrid-$version" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
@@ -51,5 +58,6 @@ if ! cmake --build "$work/build" -j "$jobs" >"$work/build.log" 2>&1 ||
   tail -40 "$work/build.log" >&2; echo "simgrid.sh: build failed, log in $work/build.log" >&2; exit 1
 fi
 rm -rf "$work"
+rm -f "$prefix"/.tucoll-simgrid-*
 touch "$stamp"
 echo "$prefix"
