@@ -46,7 +46,9 @@ for p in "$patches"/*.patch; do
   patch -s -p1 -d "$work/simgrid-$version" <"$p" || { echo "simgrid.sh: $p does not apply" >&2; exit 1; }
 done
 
-# Only the library and SMPI: no bindings, no model checker, no documentation.
+# Only the library and SMPI: no bindings, no model checker, no documentation. From inside the work
+# directory: SimGrid's configure leaves a test program (test_stackgrowth) in the current one.
+cd "$work"
 cmake -S "$work/simgrid-$version" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX="$prefix" -Denable_smpi=ON -Denable_python=OFF -Denable_java=OFF \
   -Denable_fortran=OFF -Denable_model-checking=OFF -Denable_documentation=OFF \
@@ -57,6 +59,7 @@ if ! cmake --build "$work/build" -j "$jobs" >"$work/build.log" 2>&1 ||
    ! cmake --install "$work/build" >>"$work/build.log" 2>&1; then
   tail -40 "$work/build.log" >&2; echo "simgrid.sh: build failed, log in $work/build.log" >&2; exit 1
 fi
+cd "$prefix"
 rm -rf "$work"
 rm -f "$prefix"/.tucoll-simgrid-*
 touch "$stamp"
