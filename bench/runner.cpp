@@ -161,7 +161,13 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
         std::vector<double> reduction(options.iters);
         for (int it = -options.warmup; it < options.iters; ++it) {
             const bool last = it == options.iters - 1;
-            for (size_t a : order) {
+            // The order turns by one each iteration, so that no candidate always runs first (just
+            // after the previous iteration's last one) or last; the last iteration keeps the
+            // original order, so the vendor's result is the reference before the others run.
+            const size_t turn = static_cast<size_t>(options.iters - 1 - it) % order.size();
+            std::vector<size_t> turned(order.begin() + static_cast<std::ptrdiff_t>(turn), order.end());
+            turned.insert(turned.end(), order.begin(), order.begin() + static_cast<std::ptrdiff_t>(turn));
+            for (size_t a : turned) {
                 if (last && options.check) exchange.reset_output();
                 MPI_Barrier(comm);
                 const double t0 = MPI_Wtime();
