@@ -74,16 +74,16 @@ class OnlineTuner final : public Probe {
 // Online tuning's steady state without a blocking reduction (see auto.cpp). Once a call's
 // predicted size class has settled on an algorithm that needs no M, the call runs that choice at
 // once and only records its own largest block; every kWindow such calls, one nonblocking
-// MPI_Iallreduce of the window's kWindow values agrees on their classes, completed when the next
-// window is sent or a call reduces at once. Predictions rest only on agreed classes, so every
+// MPI_Iallreduce of the window's kWindow values agrees on their classes, completed at the next
+// call (the exchange in between progressed it). Predictions rest only on agreed classes, so every
 // rank makes the same one: the class reached from the latest agreed class by following, call by
 // call, the class that followed each class the last time it occurred (repeated sizes, and sizes
 // that alternate or cycle, predict right). A wrong prediction costs that call a choice made for
 // another class — any algorithm gives the right result — and is seen when its window is agreed
-// (within 2 kWindow calls); the next kQuietCalls calls then agree on their class at once.
+// (within kWindow + 1 calls); the next kQuietCalls calls then agree on their class at once.
 class LateClasses {
   public:
-    static constexpr int kWindow = 16;
+    static constexpr int kWindow = 32;
     static constexpr int kQuietCalls = 8;
 
     LateClasses() = default;
