@@ -70,6 +70,10 @@ def cmd_sim(args: argparse.Namespace) -> int:
     print(sim.relabel_mapping(proc.stdout, args.mapping), end="")
     if proc.returncode != 0:
         print(proc.stderr, end="", file=sys.stderr)
+    else:  # the library's own log (TUCOLL_VERBOSE), without the simulator's
+        for line in proc.stderr.splitlines():
+            if line.startswith("[tucoll]"):
+                print(line, file=sys.stderr)
     return proc.returncode
 
 
