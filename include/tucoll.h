@@ -57,7 +57,8 @@ TUCOLL_API int tucoll_alltoallv_with(const char *spec, const void *sendbuf, cons
    rejected argument on any rank fails the call on every rank (*request = TUCOLL_REQUEST_NULL).
    tucoll_start is local: it marks the request active; tucoll_wait runs the exchange (collective)
    and leaves the request inactive, ready to start again; requests on one communicator may be
-   waited for in any order (a wait first runs those started before it); waiting on an inactive
+   waited for in any order (a wait, and any other tucoll collective on the communicator, first
+   runs those started before it); waiting on an inactive
    request returns at once. tucoll_request_free frees an inactive request and sets it to
    TUCOLL_REQUEST_NULL; free requests before their communicator. Derived datatypes are
    duplicated, so the caller may free theirs after the init.

@@ -20,7 +20,9 @@ jobs=${2:-$(nproc 2>/dev/null || echo 2)}
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
 patches=$(cd "$(dirname "$0")/../sim/simgrid-patches" && pwd)
-patch_sum=$(cat "$patches"/*.patch | sha256sum | cut -c1-16)
+shopt -s nullglob
+patch_files=("$patches"/*.patch)
+patch_sum=$(cat /dev/null "${patch_files[@]}" | sha256sum | cut -c1-16)
 stamp="$prefix/.tucoll-simgrid-$version-$patch_sum"
 
 if [ -f "$stamp" ] && [ -x "$prefix/bin/smpicxx" ]; then
@@ -42,8 +44,10 @@ fi
 echo "$sha256  $archive" | sha256sum --check --quiet - >&2 || {
   echo "simgrid.sh: $archive does not have the pinned SHA-256 $sha256" >&2; exit 1; }
 tar -xzf "$archive" -C "$work"
-for p in "$patches"/*.patch; do
-  patch -s -p1 -d "$work/simgrid-$version" <"$p" || { echo "simgrid.sh: $p does not apply" >&2; exit 1; }
+for p in "${patch_files[@]}"; do
+  # Exactly as written (no fuzz): a patch that no longer fits the source must fail loudly.
+  patch -s -p1 --fuzz=0 --forward --batch -d "$work/simgrid-$version" <"$p" ||
+    { echo "simgrid.sh: $p does not apply" >&2; exit 1; }
 done
 
 # Only the library and SMPI: no bindings, no model checker, no documentation. From inside the work

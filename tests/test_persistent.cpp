@@ -153,6 +153,42 @@ TEST(Persistent, WaitsInAnyOrderRunTheExchangesInStartOrder) {
     tucoll_request_free(&rb);
 }
 
+TEST(Persistent, ABlockingCallBetweenAStartAndItsWaitMeetsTheSameExchangeEverywhere) {
+    // Rank 0 waits before its blocking alltoallv, the others after it: MPI orders collectives by
+    // their start, so the blocking call runs the started exchange first wherever it comes first.
+    Exchange a, b;
+    TUCOLL_ASSERT_SETUP(build("uniform", "char", 24, &a));
+    TUCOLL_ASSERT_SETUP(build("normal", "char", 24, &b));  // the same sizes would hide a mix-up
+    int rc = MPI_SUCCESS;
+    tucoll_request_t ra = init("spreadout", a, &rc);
+    ASSERT_TRUE(all_ranks(rc == MPI_SUCCESS));
+    bench::Bytes want[2];
+    for (int i = 0; i < 2; ++i) {
+        bench::AlltoallvBuffers &buf = (i ? b : a).buffers;
+        const bench::TypePair &t = (i ? b : a).types;
+        MPI_Alltoallv(buf.send.data(), buf.sendcounts.data(), buf.sdispls.data(), t.send, buf.recv.data(),
+                      buf.recvcounts.data(), buf.rdispls.data(), t.recv, MPI_COMM_WORLD);
+        want[i] = buf.recv;
+        buf.fill_recv_sentinel();
+    }
+    auto blocking = [&] {
+        bench::AlltoallvBuffers &buf = b.buffers;
+        return tucoll_alltoallv_with("tuna:radix=2", buf.send.data(), buf.sendcounts.data(), buf.sdispls.data(),
+                                     b.types.send, buf.recv.data(), buf.recvcounts.data(), buf.rdispls.data(),
+                                     b.types.recv, MPI_COMM_WORLD);
+    };
+    EXPECT_EQ(tucoll_start(ra), MPI_SUCCESS);
+    if (world_rank() == 0) {
+        EXPECT_EQ(tucoll_wait(ra), MPI_SUCCESS);
+        EXPECT_EQ(blocking(), MPI_SUCCESS);
+    } else {
+        EXPECT_EQ(blocking(), MPI_SUCCESS);
+        EXPECT_EQ(tucoll_wait(ra), MPI_SUCCESS);  // already run: returns at once
+    }
+    EXPECT_TRUE(all_ranks(a.buffers.recv == want[0] && b.buffers.recv == want[1]));
+    tucoll_request_free(&ra);
+}
+
 TEST(Persistent, TheCallersDatatypeMayBeFreedAfterTheInit) {
     const int p = world_size(), me = world_rank();
     MPI_Datatype pair;

@@ -67,7 +67,10 @@ def fill(path: Path, where: dict[str, str], column: str, value: str) -> int:
         for name, wanted in where.items():
             mask &= data[name] == str(wanted)
         data.loc[mask, column] = value
-        data.to_csv(path, index=False)
+        # Written beside and renamed over: an interrupted rewrite leaves the store as it was.
+        temp = path.with_name(path.name + ".tmp" + "".join(path.suffixes[-1:]))
+        data.to_csv(temp, index=False)
+        temp.replace(path)
         return int(mask.sum())
 
 

@@ -273,8 +273,13 @@ def fill_reductions(sweep: Sweep, log: Callable[[str], None]) -> int:
         if shape.empty or (measured != "").any():
             continue
         dist, size, spec = REDUCTION_PROBE
-        rows = sweep.target.run(nprocs, dist, [size], [spec])
-        value = str(rows["auto_reduction_us"].iloc[0])
+        try:
+            rows = sweep.target.run(nprocs, dist, [size], [spec])
+            value = str(rows["auto_reduction_us"].iloc[0])
+        except (subprocess.TimeoutExpired, sim.SimError, BenchError, KeyError, IndexError) as err:
+            log(f"P={nprocs}: auto's reduction could not be measured ({str(err).splitlines()[0][:160]}); "
+                "tucoll table estimates it for this shape")
+            continue
         filled += store.fill(sweep.dataset, where, "auto_reduction_us", value)
         log(f"P={nprocs}: auto's reduction {value} µs, written into {len(shape)} earlier rows")
     return filled

@@ -339,11 +339,23 @@ int run_plan(Context &ctx, Plan *plan) {
     return Alltoallv::execute(ctx, plan->selection, plan->args, plan->prep, plan->known_max_block, stats);
 }
 
+// Every exchange started on `ctx` and not yet run, in start order (Context::run_started).
+int run_started(Context &ctx) {
+    std::deque<Plan *> &queue = ctx.workspace<StartedPlans>().queue;
+    while (!queue.empty()) {
+        Plan *next = queue.front();
+        queue.pop_front();
+        TUCOLL_TRY(ctx.requests().finish(run_plan(ctx, next)));
+    }
+    return MPI_SUCCESS;
+}
+
 }  // namespace
 
 int init(const char *spec, const TypedArgs &in, Plan *plan) {
     Context *ctx = nullptr;
     TUCOLL_TRY(prefix_error(Context::get(in.comm, &ctx), kInitFn));
+    TUCOLL_TRY(prefix_error(ctx->run_started(), kInitFn));  // the init is collective too
     const int p = ctx->size();
     plan->args = in;
     plan->args.recvcounts = copy_of(in.recvcounts, p, plan->rcounts);
@@ -386,6 +398,7 @@ int start(Plan *plan) {
     Context *ctx = nullptr;
     TUCOLL_TRY(prefix_error(Context::get(plan->args.comm, &ctx), "tucoll_start"));
     ctx->workspace<StartedPlans>().queue.push_back(plan);
+    ctx->set_started_runner(run_started);
     plan->active = true;
     return MPI_SUCCESS;
 }

@@ -99,6 +99,13 @@ class Context {
     CallStats &begin_call(const char *collective);
     Requests &requests() { return requests_; }
 
+    // Persistent exchanges started on this communicator and not yet run (tucoll_start): every
+    // collective call here runs them first, in start order — the order in which MPI has every
+    // rank start its collectives — so a blocking call between a start and its wait meets the
+    // same exchange on every rank. The runner is set by the first start.
+    void set_started_runner(int (*runner)(Context &)) { started_runner_ = runner; }
+    int run_started() { return started_runner_ != nullptr ? started_runner_(*this) : MPI_SUCCESS; }
+
     // A communicator of this rank's node (ranks in local order), split from the private
     // communicator on first use — collective then — and kept until the topology changes.
     int node_comm(MPI_Comm *out);
@@ -150,6 +157,7 @@ class Context {
     void *window_memory_ = nullptr;  // MPI_Alloc_mem'd memory under MPI_Win_create, where used
     size_t window_bytes_ = 0;
     std::unordered_map<std::type_index, std::shared_ptr<void>> workspaces_;
+    int (*started_runner_)(Context &) = nullptr;
     uint64_t created_ = 0;  // creation order, for releasing contexts alike on every rank
 
     friend int delete_context(MPI_Comm, int, void *, void *);

@@ -39,6 +39,7 @@ int drive(const char *spec, const typename C::Args &args) {
         if (rc == MPI_SUCCESS) rc = agree_on_error(*ctx, prefix_error(C::check_consistency(*ctx, args, prep), fn), fn);
     }
     if (rc != MPI_SUCCESS) return rc;
+    TUCOLL_TRY(prefix_error(ctx->run_started(), fn));
     CallStats &stats = ctx->begin_call(C::registry(args).collective());
     rc = C::run(*ctx, *selection, args, prep, stats);
     return prefix_error(ctx->requests().finish(rc), fn);

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "tucoll.h"
 
@@ -178,8 +179,14 @@ TUCOLL_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatyp
 // test) first runs the plan's exchange, as tucoll_wait does: a test of an active request returns
 // only after the exchange, which needs every rank to reach a completion call of theirs. Requests
 // of other kinds pay one atomic load while no persistent tucoll request exists.
-#if MPI_VERSION >= 4
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 namespace {
+
+#define TUCOLL_PRELOAD_TRY(call)                     \
+    do {                                             \
+        const int rc_ = (call);                      \
+        if (rc_ != MPI_SUCCESS) return rc_;          \
+    } while (0)
 
 struct Persistent {
     tucoll_request_t plan = TUCOLL_REQUEST_NULL;
@@ -204,20 +211,35 @@ bool find_persistent(MPI_Request request, Persistent *out, const bool *set_activ
     return true;
 }
 
-// Runs the exchange of `request`'s plan if it is active (a no-op for other requests).
+// Runs the exchange of a found plan (tucoll_wait: nothing for an inactive one); logs it when it
+// was started here.
+int complete(const Persistent &p) {
+    const int rc = tucoll_wait(p.plan);
+    return rc != MPI_SUCCESS || p.active ? finish("MPI_Alltoallv_init", p.comm, rc) : rc;
+}
+
 int complete_plan(MPI_Request request) {
     Persistent p;
     const bool inactive = false;
-    if (!find_persistent(request, &p, &inactive) || !p.active) return MPI_SUCCESS;
-    return finish("MPI_Alltoallv_init", p.comm, tucoll_wait(p.plan));
+    return find_persistent(request, &p, &inactive) ? complete(p) : MPI_SUCCESS;
 }
 
+// The plans among `requests`, completed in array order; one lock for the lookup, so that
+// polling loops (tucoll's own MPI_Testall included) pay little for requests of other kinds.
 int complete_plans(int count, const MPI_Request requests[]) {
     if (persistent_count.load(std::memory_order_acquire) == 0 || requests == nullptr) return MPI_SUCCESS;
-    for (int i = 0; i < count; ++i) {
-        const int rc = complete_plan(requests[i]);
-        if (rc != MPI_SUCCESS) return rc;
+    std::vector<Persistent> found;
+    {
+        std::lock_guard<std::mutex> lock(persistent_mutex);
+        for (int i = 0; i < count; ++i) {
+            if (requests[i] == MPI_REQUEST_NULL) continue;
+            auto it = persistent_requests.find(requests[i]);
+            if (it == persistent_requests.end()) continue;
+            found.push_back(it->second);
+            it->second.active = false;
+        }
     }
+    for (const Persistent &p : found) TUCOLL_PRELOAD_TRY(complete(p));
     return MPI_SUCCESS;
 }
 
@@ -232,13 +254,12 @@ void empty_status(MPI_Request request, MPI_Status *status) {
 
 int start_plan(MPI_Request request) {
     Persistent p;
-    const bool active = true;
-    if (!find_persistent(request, &p, &active)) return MPI_SUCCESS;
+    if (!find_persistent(request, &p)) return MPI_SUCCESS;
     const int rc = tucoll_start(p.plan);
-    if (rc == MPI_SUCCESS) return rc;
-    const bool inactive = false;
-    find_persistent(request, &p, &inactive);
-    return finish("MPI_Start", p.comm, rc);
+    if (rc != MPI_SUCCESS) return finish("MPI_Start", p.comm, rc);
+    const bool active = true;
+    find_persistent(request, &p, &active);
+    return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -274,11 +295,15 @@ TUCOLL_EXPORT int MPI_Start(MPI_Request *request) {
 }
 
 TUCOLL_EXPORT int MPI_Startall(int count, MPI_Request requests[]) {
+    // Every plan, then every request of the library's, so that a refused start leaves the others
+    // started on both sides; the first error is returned.
+    int first_error = MPI_SUCCESS;
     for (int i = 0; requests != nullptr && i < count; ++i) {
         const int rc = start_plan(requests[i]);
-        if (rc != MPI_SUCCESS) return rc;
+        if (first_error == MPI_SUCCESS) first_error = rc;
     }
-    return PMPI_Startall(count, requests);
+    const int rc = PMPI_Startall(count, requests);
+    return first_error != MPI_SUCCESS ? first_error : rc;
 }
 
 TUCOLL_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status) {
@@ -302,9 +327,11 @@ TUCOLL_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) 
 }
 
 TUCOLL_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
-    const int rc = complete_plan(request);
+    int rc = complete_plan(request);
     if (rc != MPI_SUCCESS) return rc;
-    return PMPI_Request_get_status(request, flag, status);
+    rc = PMPI_Request_get_status(request, flag, status);
+    if (flag != nullptr && *flag) empty_status(request, status);
+    return rc;
 }
 
 TUCOLL_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
@@ -328,27 +355,73 @@ TUCOLL_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_
 }
 
 // Any / some: every active tucoll plan among them is completed first, then the MPI library picks.
+namespace {
+
+void empty_status_at(const MPI_Request requests[], int index, MPI_Status *status) {
+    if (requests != nullptr && index >= 0 && index != MPI_UNDEFINED) empty_status(requests[index], status);
+}
+
+void empty_statuses(const MPI_Request requests[], const int *outcount, const int indices[], MPI_Status statuses[]) {
+    if (statuses == MPI_STATUSES_IGNORE || outcount == nullptr || *outcount == MPI_UNDEFINED) return;
+    for (int i = 0; i < *outcount; ++i) empty_status_at(requests, indices[i], &statuses[i]);
+}
+
+}  // namespace
+
 TUCOLL_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
-    const int rc = complete_plans(count, requests);
-    return rc != MPI_SUCCESS ? rc : PMPI_Waitany(count, requests, index, status);
+    int rc = complete_plans(count, requests);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = PMPI_Waitany(count, requests, index, status);
+    if (index != nullptr) empty_status_at(requests, *index, status);
+    return rc;
 }
 
 TUCOLL_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
-    const int rc = complete_plans(count, requests);
-    return rc != MPI_SUCCESS ? rc : PMPI_Testany(count, requests, index, flag, status);
+    int rc = complete_plans(count, requests);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = PMPI_Testany(count, requests, index, flag, status);
+    if (index != nullptr && flag != nullptr && *flag) empty_status_at(requests, *index, status);
+    return rc;
 }
 
 TUCOLL_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                                MPI_Status statuses[]) {
-    const int rc = complete_plans(incount, requests);
-    return rc != MPI_SUCCESS ? rc : PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    int rc = complete_plans(incount, requests);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    empty_statuses(requests, outcount, indices, statuses);
+    return rc;
 }
 
 TUCOLL_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                                MPI_Status statuses[]) {
-    const int rc = complete_plans(incount, requests);
-    return rc != MPI_SUCCESS ? rc : PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    int rc = complete_plans(incount, requests);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    empty_statuses(requests, outcount, indices, statuses);
+    return rc;
 }
+
+#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+// MPI-4.1's status queries would report an active plan's request complete before its exchange.
+TUCOLL_EXPORT int MPI_Request_get_status_any(int count, const MPI_Request requests[], int *index, int *flag,
+                                             MPI_Status *status) {
+    const int rc = complete_plans(count, requests);
+    return rc != MPI_SUCCESS ? rc : PMPI_Request_get_status_any(count, requests, index, flag, status);
+}
+
+TUCOLL_EXPORT int MPI_Request_get_status_all(int count, const MPI_Request requests[], int *flag,
+                                             MPI_Status statuses[]) {
+    const int rc = complete_plans(count, requests);
+    return rc != MPI_SUCCESS ? rc : PMPI_Request_get_status_all(count, requests, flag, statuses);
+}
+
+TUCOLL_EXPORT int MPI_Request_get_status_some(int incount, const MPI_Request requests[], int *outcount,
+                                              int indices[], MPI_Status statuses[]) {
+    const int rc = complete_plans(incount, requests);
+    return rc != MPI_SUCCESS ? rc : PMPI_Request_get_status_some(incount, requests, outcount, indices, statuses);
+}
+#endif
 
 TUCOLL_EXPORT int MPI_Request_free(MPI_Request *request) {
     Persistent p;
@@ -362,7 +435,7 @@ TUCOLL_EXPORT int MPI_Request_free(MPI_Request *request) {
     }
     return PMPI_Request_free(request);
 }
-#endif  // MPI_VERSION >= 4
+#endif  // MPI-4 (or Open MPI 5, which has MPI_Alltoallv_init while it reports MPI 3.1)
 
 // ---- Fortran bindings (mpif.h and `use mpi`) ----------------------------------------------------
 // Open MPI's Fortran wrappers call PMPI_* and would bypass the C functions above, so the Fortran
