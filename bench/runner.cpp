@@ -155,8 +155,10 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
         // Interleaved: every iteration runs every candidate once, so machine noise hits all alike.
         std::vector<std::vector<double>> local(specs.size(), std::vector<double>(options.iters));
         // auto's own cost at this shape, timed beside the candidates: the reduction it adds to a
-        // call where its table entry depends on the workload (two doubles, MPI_MAX; see
-        // auto.cpp). `tucoll table` charges it to every choice that needs it.
+        // call where its table entry depends on the workload and every feature is a maximum
+        // (two doubles, MPI_MAX; see auto.cpp). A table keyed by mean_block makes auto reduce an
+        // 8-double record with a user operation instead, which this does not time. `tucoll
+        // table` charges it to every choice that needs it.
         const bool time_reduction = std::string(exchange.collective()) == "alltoallv";
         std::vector<double> reduction(options.iters);
         for (int it = -options.warmup; it < options.iters; ++it) {
