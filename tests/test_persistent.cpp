@@ -41,6 +41,17 @@ std::string build(const std::string &dist, const std::string &type, int64_t max_
     return err;
 }
 
+// The MPI library's MPI_Alltoallv of `x`'s current contents; the receive buffer is left refilled
+// with its sentinel, ready for tucoll's call.
+bench::Bytes vendor_result(Exchange &x) {
+    bench::AlltoallvBuffers &b = x.buffers;
+    MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), x.types.send, b.recv.data(),
+                  b.recvcounts.data(), b.rdispls.data(), x.types.recv, MPI_COMM_WORLD);
+    bench::Bytes result = b.recv;
+    b.fill_recv_sentinel();
+    return result;
+}
+
 // Starts `request` `starts` times, changing the send buffer's contents before each, and checks
 // every result against MPI_Alltoallv on the same contents. True on every rank iff all matched.
 bool starts_match_the_vendor(tucoll_request_t request, Exchange &x, int starts) {
@@ -49,10 +60,7 @@ bool starts_match_the_vendor(tucoll_request_t request, Exchange &x, int starts) 
     for (int s = 0; s < starts; ++s) {
         for (size_t k = 0; k < b.send.size(); ++k) b.send[k] = static_cast<unsigned char>(b.send[k] * 31 + s + 1);
         b.fill_recv_sentinel();
-        MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), x.types.send, b.recv.data(),
-                      b.recvcounts.data(), b.rdispls.data(), x.types.recv, MPI_COMM_WORLD);
-        const bench::Bytes want = b.recv;
-        b.fill_recv_sentinel();
+        const bench::Bytes want = vendor_result(x);
         const int rc_start = tucoll_start(request);
         const int rc_wait = tucoll_wait(request);
         EXPECT_EQ(rc_start, MPI_SUCCESS) << tucoll_error_string(rc_start);
@@ -130,15 +138,7 @@ TEST(Persistent, WaitsInAnyOrderRunTheExchangesInStartOrder) {
     for (Exchange *x : {&a, &b}) {
         x->buffers.fill_recv_sentinel();
     }
-    bench::Bytes want[2];
-    for (int i = 0; i < 2; ++i) {
-        bench::AlltoallvBuffers &buf = (i ? b : a).buffers;
-        const bench::TypePair &t = (i ? b : a).types;
-        MPI_Alltoallv(buf.send.data(), buf.sendcounts.data(), buf.sdispls.data(), t.send, buf.recv.data(),
-                      buf.recvcounts.data(), buf.rdispls.data(), t.recv, MPI_COMM_WORLD);
-        want[i] = buf.recv;
-        buf.fill_recv_sentinel();
-    }
+    const bench::Bytes want[2] = {vendor_result(a), vendor_result(b)};
     EXPECT_EQ(tucoll_start(ra), MPI_SUCCESS);
     EXPECT_EQ(tucoll_start(rb), MPI_SUCCESS);
     if (world_rank() == 0) {
@@ -162,15 +162,7 @@ TEST(Persistent, ABlockingCallBetweenAStartAndItsWaitMeetsTheSameExchangeEverywh
     int rc = MPI_SUCCESS;
     tucoll_request_t ra = init("spreadout", a, &rc);
     ASSERT_TRUE(all_ranks(rc == MPI_SUCCESS));
-    bench::Bytes want[2];
-    for (int i = 0; i < 2; ++i) {
-        bench::AlltoallvBuffers &buf = (i ? b : a).buffers;
-        const bench::TypePair &t = (i ? b : a).types;
-        MPI_Alltoallv(buf.send.data(), buf.sendcounts.data(), buf.sdispls.data(), t.send, buf.recv.data(),
-                      buf.recvcounts.data(), buf.rdispls.data(), t.recv, MPI_COMM_WORLD);
-        want[i] = buf.recv;
-        buf.fill_recv_sentinel();
-    }
+    const bench::Bytes want[2] = {vendor_result(a), vendor_result(b)};
     auto blocking = [&] {
         bench::AlltoallvBuffers &buf = b.buffers;
         return tucoll_alltoallv_with("tuna:radix=2", buf.send.data(), buf.sendcounts.data(), buf.sdispls.data(),

@@ -22,6 +22,14 @@ static void check(const char *what, int ok, MPI_Comm comm) {
 static int count(int i, int j) { return (i + 2 * j) % 7 + (i == j); }
 static double value(int i, int j, int k) { return 1000.0 * i + 10.0 * j + k; }
 
+/* This rank's counts of that exchange and their packed displacements; *ns and *nr the totals. */
+static void packed_counts(int p, int me, int *sc, int *sd, int *rc, int *rd, int *ns, int *nr) {
+    for (int j = 0; j < p; ++j) {
+        sc[j] = count(me, j), sd[j] = *ns, *ns += sc[j];
+        rc[j] = count(j, me), rd[j] = *nr, *nr += rc[j];
+    }
+}
+
 static void alltoallv(MPI_Comm comm, const char *name) {
     int p, me;
     MPI_Comm_size(comm, &p);
@@ -29,10 +37,7 @@ static void alltoallv(MPI_Comm comm, const char *name) {
     int *sc = malloc(p * sizeof(int)), *sd = malloc(p * sizeof(int));
     int *rc = malloc(p * sizeof(int)), *rd = malloc(p * sizeof(int));
     int ns = 0, nr = 0;
-    for (int j = 0; j < p; ++j) {
-        sc[j] = count(me, j), sd[j] = ns, ns += sc[j];
-        rc[j] = count(j, me), rd[j] = nr, nr += rc[j];
-    }
+    packed_counts(p, me, sc, sd, rc, rd, &ns, &nr);
     double *send = malloc((ns + 1) * sizeof(double)), *recv = malloc((nr + 1) * sizeof(double));
     for (int j = 0; j < p; ++j)
         for (int k = 0; k < sc[j]; ++k) send[sd[j] + k] = value(me, j, k);
@@ -115,10 +120,7 @@ static void persistent_alltoallv(MPI_Comm comm, const char *name) {
     int *sc = malloc(p * sizeof(int)), *sd = malloc(p * sizeof(int));
     int *rc = malloc(p * sizeof(int)), *rd = malloc(p * sizeof(int));
     int ns = 0, nr = 0;
-    for (int j = 0; j < p; ++j) {
-        sc[j] = count(me, j), sd[j] = ns, ns += sc[j];
-        rc[j] = count(j, me), rd[j] = nr, nr += rc[j];
-    }
+    packed_counts(p, me, sc, sd, rc, rd, &ns, &nr);
     double *send = malloc((ns + 1) * sizeof(double)), *recv = malloc((nr + 1) * sizeof(double));
     MPI_Request request = MPI_REQUEST_NULL;
     MPI_Alltoallv_init(send, sc, sd, MPI_DOUBLE, recv, rc, rd, MPI_DOUBLE, comm, MPI_INFO_NULL, &request);
