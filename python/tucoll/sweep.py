@@ -267,8 +267,10 @@ def fill_reductions(sweep: Sweep, log: Callable[[str], None]) -> int:
         ppn = sweep.target.ranks_per_node(nprocs)
         where = {"source": sweep.target.source, "nprocs": str(nprocs), "ppn": str(ppn),
                  "mapping": sweep.target.mapping}
-        shape = data[(data["source"] == where["source"]) & (data["nprocs"].astype(str) == where["nprocs"]) &
-                     (data["ppn"].astype(str) == where["ppn"]) & (data["mapping"] == where["mapping"])]
+        mask = pd.Series(True, index=data.index)
+        for column, wanted in where.items():
+            mask &= data[column].astype(str) == wanted
+        shape = data[mask]
         measured = shape.get("auto_reduction_us", pd.Series(dtype=str)).astype(str)
         if shape.empty or (measured != "").any():
             continue
@@ -311,14 +313,11 @@ def run_sweep(sweep: Sweep, console, dry_run: bool = False) -> int:
                   f"{sweep.dataset}, {len(pending)} to run in {len(jobs)} bench jobs")
     if dry_run:
         return 0
-    if not jobs:
-        fill_reductions(sweep, console.print)
-        return 0
     added = 0
     started = time.monotonic()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("eta"), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=False) as progress:
+    with Progress(*columns, console=console, transient=False, disable=not jobs) as progress:
         task = progress.add_task("cells", total=len(pending))
         for i, (nprocs, dist, sizes, specs) in enumerate(jobs, 1):
             progress.update(task, description=f"P={nprocs} {dist} S={sizes[0]}..{sizes[-1]}")

@@ -51,8 +51,8 @@ class OnlineTuner final : public Probe {
     static int size_class(double max_block);
     // The settled choice of MPI_Alltoallv class `k`, or null while it is explored (or unseen).
     const Selection *settled(int k) const;
-    // The settled choice of class `k` for a call whose class was predicted, not agreed: its
-    // reduction completes at the next call (see auto.cpp, LateClass).
+    // The settled choice of class `k` for a call whose class was predicted, not agreed (see
+    // LateClasses below).
     void choose_predicted(int k, Choice *out);
 
   private:
