@@ -18,32 +18,66 @@ double unit(uint64_t seed, int src, int dst, int k) {
 
 constexpr double kPowerlawExponent = 0.95;  // seed 000, Figure 16(b)
 
-std::string load_matrix(const std::string &path, double scale, int nprocs, std::vector<int64_t> *out) {
+enum class Resize { kNone, kTile, kStretch };
+
+// A recorded n-rank matrix on P >= n ranks (tucoll tune replays a 16-rank recording at 1024):
+//   tile     block (i, j) = block (i mod n, j mod n): every block size kept, each rank sends P/n
+//            times what its original sent (to P/n times as many peers)
+//   stretch  rank i plays original rank a = floor(i n / P), one of the |G_a| ranks of group a;
+//            block (i, j) = block (a, b) / |G_b| rounded: each rank sends what its original sent,
+//            spread over the ranks of each destination group (locality between groups kept)
+std::vector<int64_t> resized(const std::vector<double> &source, int n, int p, Resize how, double scale) {
+    std::vector<int64_t> out(static_cast<size_t>(p) * p);
+    std::vector<int> group(p), group_size(n, 0);
+    for (int i = 0; i < p; ++i) {
+        group[i] = how == Resize::kTile ? i % n : static_cast<int>(static_cast<int64_t>(i) * n / p);
+        ++group_size[group[i]];
+    }
+    for (int i = 0; i < p; ++i) {
+        for (int j = 0; j < p; ++j) {
+            double v = source[static_cast<size_t>(group[i]) * n + group[j]] * scale;
+            if (how == Resize::kStretch) v /= group_size[group[j]];
+            out[static_cast<size_t>(i) * p + j] = static_cast<int64_t>(std::llround(v));
+        }
+    }
+    return out;
+}
+
+std::string load_matrix(const std::string &path, double scale, Resize how, int nprocs, std::vector<int64_t> *out) {
     std::ifstream in(path);
     if (!in) return "cannot open pattern file " + path;
-    std::vector<int64_t> values;
+    std::vector<double> values;
     std::string line;
-    int rows = 0;
+    int rows = 0, width = -1;
     while (std::getline(in, line)) {
         std::istringstream fields(line);
         double v;
         int cols = 0;
         while (fields >> v) {
             if (v < 0) return path + ": negative entry on row " + std::to_string(rows);
-            values.push_back(static_cast<int64_t>(std::llround(v * scale)));
+            values.push_back(v);
             ++cols;
         }
         if (cols == 0) continue;
-        if (cols != nprocs) {
-            return path + ": row " + std::to_string(rows) + " has " + std::to_string(cols) + " entries, expected P=" +
-                   std::to_string(nprocs);
+        if (width < 0) width = cols;
+        if (cols != width) {
+            return path + ": row " + std::to_string(rows) + " has " + std::to_string(cols) + " entries, row 0 has " +
+                   std::to_string(width);
         }
         ++rows;
     }
-    if (rows != nprocs) {
-        return path + " is a " + std::to_string(rows) + "-rank pattern; run it with P=" + std::to_string(rows);
+    if (rows == 0 || rows != width) {
+        return path + " is not a square matrix (" + std::to_string(rows) + " rows of " + std::to_string(width) + ")";
     }
-    *out = std::move(values);
+    if (rows != nprocs && how == Resize::kNone) {
+        return path + " is a " + std::to_string(rows) + "-rank pattern; run it with P=" + std::to_string(rows) +
+               ", or resize it (:resize=tile or :resize=stretch)";
+    }
+    if (rows > nprocs) {
+        return path + " is a " + std::to_string(rows) + "-rank pattern; it can be resized to more ranks, not to P=" +
+               std::to_string(nprocs);
+    }
+    *out = resized(values, rows, nprocs, how == Resize::kNone ? Resize::kTile : how, scale);
     return "";
 }
 
@@ -60,7 +94,10 @@ std::string distribution_help() {
            "zeros          every block empty\n"
            "onehot         rank i sends S bytes to rank i+1 (mod P) and nothing else\n"
            "onehuge        uniform in [0, S], except one block of 1 MiB + S bytes from rank 0 to rank P-1\n"
-           "file:PATH[:scale=F]  P x P byte matrix (row i = what rank i sends), entries scaled by F\n";
+           "file:PATH[:scale=F][:resize=tile|stretch]  n x n byte matrix (row i = what rank i sends), entries\n"
+           "               scaled by F; an n-rank matrix on P > n ranks: tile repeats it (block (i, j) = block\n"
+           "               (i mod n, j mod n)), stretch lets rank i play rank floor(i n / P) and splits each\n"
+           "               block over the ranks of its destination's group\n";
 }
 
 std::string Workload::create(const std::string &dist, int64_t max_bytes, int nprocs, uint64_t seed, Workload *out) {
@@ -84,19 +121,29 @@ std::string Workload::create(const std::string &dist, int64_t max_bytes, int npr
     if (!found && dist.rfind("file:", 0) == 0) {
         std::string rest = dist.substr(5);
         double scale = 1.0;
-        size_t opt = rest.rfind(":scale=");
-        if (opt != std::string::npos) {
-            try {
-                size_t used = 0;
-                scale = std::stod(rest.substr(opt + 7), &used);
-                if (used != rest.size() - opt - 7 || !(scale >= 0)) throw std::invalid_argument("scale");
-            } catch (const std::exception &) {
-                return "bad scale in " + dist;
+        Resize how = Resize::kNone;
+        // Options at the end, each after a colon: scale=F, resize=tile|stretch.
+        for (size_t colon = rest.rfind(':'); colon != std::string::npos; colon = rest.rfind(':')) {
+            const std::string option = rest.substr(colon + 1);
+            if (option.rfind("scale=", 0) == 0) {
+                try {
+                    size_t used = 0;
+                    scale = std::stod(option.substr(6), &used);
+                    if (used != option.size() - 6 || !(scale >= 0)) throw std::invalid_argument("scale");
+                } catch (const std::exception &) {
+                    return "bad scale in " + dist;
+                }
+            } else if (option == "resize=tile" || option == "resize=stretch") {
+                how = option == "resize=tile" ? Resize::kTile : Resize::kStretch;
+            } else if (option.rfind("resize=", 0) == 0) {
+                return "bad resize in " + dist + " (tile or stretch)";
+            } else {
+                break;
             }
-            rest = rest.substr(0, opt);
+            rest = rest.substr(0, colon);
         }
         w.kind_ = Kind::kFile;
-        std::string err = load_matrix(rest, scale, nprocs, &w.matrix_);
+        std::string err = load_matrix(rest, scale, how, nprocs, &w.matrix_);
         if (!err.empty()) return err;
         found = true;
     }

@@ -242,6 +242,22 @@ TUCOLL_API int tucoll_comm_get_topology(MPI_Comm comm, tucoll_topology_t *topolo
    changed in place under the same path is not (tables are read once per process and path). */
 TUCOLL_API int tucoll_comm_release_scratch(MPI_Comm comm);
 
+/* ---- Recording a program's exchanges ---------------------------------------------------------- */
+/* Records, per communicator, the P x P byte matrix of every alltoallv, alltoall, allgather and
+   allgatherv call (what each rank sends to each rank), counted once per distinct matrix, with
+   what ran and how long it took: rank 0 of each communicator writes DIR/<communicator>/manifest.json
+   and one <id>.pattern file per distinct matrix (the format `tucoll-bench --dist file:` reads).
+   `tucoll tune DIR` replays them on a simulated cluster and writes a tuning table for them.
+   Setting TUCOLL_RECORD=DIR starts a recording at the first call. Each recorded call costs an
+   allreduce of 16 bytes; a matrix not seen before on the communicator is gathered to rank 0.
+   Every process must record alike — call these on every process between the same collective
+   calls, as an environment variable set for the whole job would. tucoll_record_stop writes every
+   manifest (they are also written when a communicator is freed and at MPI_Finalize) and ends the
+   recording; persistent exchanges (tucoll_alltoallv_init) and the sparse exchanges are not
+   recorded. */
+TUCOLL_API int tucoll_record_start(const char *dir);
+TUCOLL_API int tucoll_record_stop(void);
+
 #ifdef __cplusplus
 }
 #endif

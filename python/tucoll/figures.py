@@ -192,27 +192,36 @@ def tuna_specs(nprocs: int, radices=RADICES) -> tuple[str, ...]:
     return tuple(f"tuna:radix={r}" for r in radices if r < nprocs - 1)
 
 
+# At P = 4096 one spec takes about 10 minutes and 14 GB here (RESULTS section 6): 16 B only, one
+# simulation per radix so that each result is stored as soon as it is there.
+LARGE_TREND_NPROCS = 4096
+LARGE_TREND_RADICES = (2, 4, 8, 16, 32, 64)
+
+
 def radix_trend_cases(registry: dict) -> list[Case]:
     return [Case(platform, 1024, "alltoallv", tuna_specs(1024), sizes=(size,))
-            for platform in ("polaris-like", "fugaku-like") for size in TREND_SIZES]
+            for platform in ("polaris-like", "fugaku-like") for size in TREND_SIZES] + \
+           [Case("polaris-like", LARGE_TREND_NPROCS, "alltoallv", (spec,))
+            for spec in tuna_specs(LARGE_TREND_NPROCS, LARGE_TREND_RADICES)]
 
 
 def plot_radix_trends(data: pd.DataFrame, out: Path) -> str:
     data["radix"] = data["requested"].str.extract(r"radix=(\d+)").astype(int)
-    platforms = list(dict.fromkeys(data["platform"]))
-    fig, axes = plt.subplots(1, len(platforms), figsize=(5.5 * len(platforms), 4), squeeze=False)
+    panels = list(dict.fromkeys(zip(data["platform"], data["nprocs"])))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
     lines = []
-    for ax, platform in zip(axes[0], platforms):
-        for size, group in data[data["platform"] == platform].groupby("size"):
+    for ax, (platform, nprocs) in zip(axes[0], panels):
+        panel = data[(data["platform"] == platform) & (data["nprocs"] == nprocs)]
+        for size, group in panel.groupby("size"):
             group = group.sort_values("radix")
             best = group.loc[group["median_us"].idxmin()]
             ax.plot(group["radix"], group["median_us"], marker="o", label=f"S = {human(size)}")
             ax.plot([best["radix"]], [best["median_us"]], marker="*", markersize=14, color="black")
-            lines.append(f"{platform}, S = {human(size)}: best radix {best['radix']} "
+            lines.append(f"{platform}, P = {nprocs}, S = {human(size)}: best radix {best['radix']} "
                          f"({best['median_us']:.1f} us; radix 2: "
                          f"{group[group['radix'] == 2]['median_us'].min():.1f} us)")
         ax.set(xscale="log", yscale="log", xlabel="radix r", ylabel="simulated time (us)",
-               title=f"TuNA radix trends, {platform}, P = 1024")
+               title=f"TuNA radix trends, {platform}, P = {nprocs}")
         ax.set_xscale("log", base=2)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
@@ -566,7 +575,7 @@ def plot_ipc(data: pd.DataFrame, out: Path) -> str:
 
 
 FIGURES = {f.name: f for f in [
-    Figure("radix-trends", "TuNA radix trends at P = 1024 (seed 000 Fig. 7)", radix_trend_cases, plot_radix_trends),
+    Figure("radix-trends", "TuNA radix trends at P = 1024 and 4096 (seed 000 Fig. 7)", radix_trend_cases, plot_radix_trends),
     Figure("tuna-vs-vendor", "TuNA (best radix) vs vendor alltoallv over P (seed 000 Figs. 8-9)", vendor_cases,
            plot_vendor),
     Figure("hierarchical", "coalesced vs staggered hierarchical TuNA (seed 000 Figs. 10, 13)", hier_cases, plot_hier),

@@ -145,6 +145,17 @@ struct Allgather {
         return check_gathered_bytes(ctx, sent, expected.data());
     }
 
+    // Every rank receives this rank's block: its row of the byte matrix is that size throughout.
+    static void recorded_row(Context &ctx, const Args &a, const Prepared &prep, std::vector<int64_t> *row,
+                             int64_t *type_size) {
+        const int me = ctx.rank();
+        const bool in_place = prep.in_place;
+        *type_size = in_place ? prep.recv_type.size : prep.send_type.size;
+        const int64_t own = in_place ? static_cast<int64_t>(a.vector ? a.recvcounts[me] : *a.recvcounts) * prep.recv_type.size
+                                     : static_cast<int64_t>(a.sendcount) * prep.send_type.size;
+        row->assign(ctx.size(), own);
+    }
+
     static int run(Context &ctx, const Selection &sel, const Args &a, Prepared &prep, CallStats &stats) {
         const Algorithm &alg = (a.vector ? allgatherv_registry() : allgather_registry())[sel.index];
         stats.algorithm = sel.spec;

@@ -194,6 +194,14 @@ struct Alltoallv {
         return check_pairwise_bytes(ctx, view.sent.data(), view.expected.data());
     }
 
+    static void recorded_row(Context &ctx, const Args &a, const Prepared &prep, std::vector<int64_t> *row,
+                             int64_t *type_size) {
+        const int *counts = prep.in_place ? a.recvcounts : a.sendcounts;
+        *type_size = prep.send_type.size;
+        row->resize(ctx.size());
+        for (int j = 0; j < ctx.size(); ++j) (*row)[j] = counts[j] * prep.send_type.size;
+    }
+
     // What runs for this call: `selected`, or on device buffers what can take them, or auto's
     // choice (with M when auto reduced it, and its note for the statistics).
     static int decide(Context &ctx, const Selection &selected, const Args &a, const Prepared &prep, Choice *out) {

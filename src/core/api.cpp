@@ -7,6 +7,7 @@
 
 #include "core/context.h"
 #include "core/errors.h"
+#include "core/record.h"
 #include "core/registry.h"
 #include "tucoll.h"
 
@@ -200,6 +201,10 @@ extern "C" int tucoll_comm_get_topology(MPI_Comm comm, tucoll_topology_t *out) {
     out->source = static_cast<int>(t.source);
     return MPI_SUCCESS;
 }
+
+extern "C" int tucoll_record_start(const char *dir) { return tucoll::record::start(dir); }
+
+extern "C" int tucoll_record_stop(void) { return tucoll::record::stop(); }
 
 extern "C" int tucoll_comm_release_scratch(MPI_Comm comm) {
     if (tucoll::Context *ctx = tucoll::Context::peek(comm)) ctx->release_scratch();

@@ -133,6 +133,7 @@ char *ScratchBuffer::get(size_t bytes) {
 
 Context::~Context() {
     workspaces_.clear();
+    recorder_.reset();  // writes the recording's manifest; never communicates
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
@@ -226,6 +227,7 @@ int Context::get(MPI_Comm comm, Context **out) {
 }
 
 int Context::init(MPI_Comm user) {
+    user_ = user;
     TUCOLL_MPI(MPI_Comm_dup(user, &comm_));
     TUCOLL_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
     TUCOLL_MPI(MPI_Comm_rank(comm_, &rank_));

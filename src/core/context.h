@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/p2p.h"
+#include "core/record.h"
 #include "core/registry.h"
 #include "core/stats.h"
 
@@ -78,6 +79,7 @@ class Context {
     Context &operator=(const Context &) = delete;
 
     MPI_Comm comm() const { return comm_; }  // private duplicate, errors returned
+    MPI_Comm user_comm() const { return user_; }  // the program's communicator (for its name only)
     int rank() const { return rank_; }
     int size() const { return size_; }
     const Topology &topology() const { return topo_; }
@@ -129,6 +131,9 @@ class Context {
     CallStats &stats() { return stats_; }
     bool has_stats() const { return !stats_.collective.empty(); }
 
+    // The recording of this communicator's calls (TUCOLL_RECORD), made on its first recorded call.
+    record::RecorderPtr &recorder() { return recorder_; }
+
   private:
     Context() = default;
     int init(MPI_Comm user);
@@ -144,6 +149,7 @@ class Context {
     };
 
     MPI_Comm comm_ = MPI_COMM_NULL;
+    MPI_Comm user_ = MPI_COMM_NULL;
     int rank_ = 0;
     int size_ = 1;
     Topology topo_;
@@ -158,6 +164,7 @@ class Context {
     size_t window_bytes_ = 0;
     std::unordered_map<std::type_index, std::shared_ptr<void>> workspaces_;
     int (*started_runner_)(Context &) = nullptr;
+    record::RecorderPtr recorder_;
     uint64_t created_ = 0;  // creation order, for releasing contexts alike on every rank
 
     friend int delete_context(MPI_Comm, int, void *, void *);

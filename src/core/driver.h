@@ -17,13 +17,42 @@
 //   static int check(Context &, const Args &, Prepared *);           local, no communication
 //   static int check_consistency(Context &, const Args &, const Prepared &);   collective
 //   static int run(Context &, const Selection &, const Args &, Prepared &, CallStats &);
+// and, for the collectives a recording keeps (core/record.h),
+//   static void recorded_row(Context &, const Args &, const Prepared &, std::vector<int64_t> *row,
+//                            int64_t *type_size);   what this rank sends to each rank, in bytes
 #pragma once
+
+#include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "core/context.h"
 #include "core/errors.h"
+#include "core/record.h"
 #include "core/validate.h"
 
 namespace tucoll {
+
+template <class C, class = void>
+struct Recorded : std::false_type {};
+template <class C>
+struct Recorded<C, std::void_t<decltype(&C::recorded_row)>> : std::true_type {};
+
+// The call's row of the byte matrix, for the recorder (collective over the context).
+template <class C>
+int record_before(Context &ctx, const typename C::Args &args, const typename C::Prepared &prep,
+                  const Selection &selection, record::Call *call) {
+    if constexpr (Recorded<C>::value) {
+        thread_local std::vector<int64_t> row;
+        int64_t type_size = 0;
+        C::recorded_row(ctx, args, prep, &row, &type_size);
+        const char *fn = C::function(args);
+        const char *collective = std::strncmp(fn, "tucoll_", 7) == 0 ? fn + 7 : fn;
+        return record::before(ctx, collective, row, type_size, selection.spec.c_str(), call);
+    } else {
+        return MPI_SUCCESS;
+    }
+}
 
 template <class C>
 int drive(const char *spec, const typename C::Args &args) {
@@ -40,9 +69,12 @@ int drive(const char *spec, const typename C::Args &args) {
     }
     if (rc != MPI_SUCCESS) return rc;
     TUCOLL_TRY(prefix_error(ctx->run_started(), fn));
+    record::Call recorded;
+    if (record::active()) TUCOLL_TRY(prefix_error(record_before<C>(*ctx, args, prep, *selection, &recorded), fn));
     CallStats &stats = ctx->begin_call(C::registry(args).collective());
-    rc = C::run(*ctx, *selection, args, prep, stats);
-    return prefix_error(ctx->requests().finish(rc), fn);
+    rc = prefix_error(ctx->requests().finish(C::run(*ctx, *selection, args, prep, stats)), fn);
+    if (recorded.on) record::after(*ctx, recorded, stats, rc);
+    return rc;
 }
 
 }  // namespace tucoll

@@ -25,11 +25,13 @@ run plain "$program"
 run preload "$program" LD_PRELOAD="$lib" TUCOLL_VERBOSE=1
 run disabled "$program" LD_PRELOAD="$lib" TUCOLL_VERBOSE=1 TUCOLL_DISABLE=1
 run linked "$linked" TUCOLL_VERBOSE=1
+# Recording the unmodified program's exchanges: one folder per communicator with a manifest.
+run recorded "$program" LD_PRELOAD="$lib" TUCOLL_RECORD="$tmp/recording"
 # A job-wide spec that does not fit the program's 2-rank communicators: adjusted there, not fatal.
 run clamped "$program" LD_PRELOAD="$lib" TUCOLL_VERBOSE=1 TUCOLL_ALLTOALLV=tuna:radix=3
 
 grep -q ": ok" "$tmp/plain.out" || { echo "FAIL: the program printed no checks"; exit 1; }
-for name in preload disabled linked clamped; do
+for name in preload disabled linked clamped recorded; do
     if ! diff -u "$tmp/plain.out" "$tmp/$name.out"; then echo "FAIL: $name output differs from plain MPI"; exit 1; fi
 done
 calls=(MPI_Alltoallv MPI_Alltoall MPI_Allgather MPI_Allgatherv)
@@ -50,5 +52,10 @@ clamp_notes=$(grep -c "TUCOLL_ALLTOALLV=tuna:radix=3: radix=3 is out of range" "
     { echo "FAIL: TUCOLL_ALLTOALLV=tuna:radix=3: expected a note per half, got $clamp_notes"; cat "$tmp/clamped.err"; exit 1; }
 if grep -q "^\[tucoll\] MPI_" "$tmp/disabled.err"; then echo "FAIL: TUCOLL_DISABLE=1 still routed calls"; exit 1; fi
 grep -q "TUCOLL_DISABLE is set" "$tmp/disabled.err" || { echo "FAIL: TUCOLL_DISABLE=1 was not announced"; exit 1; }
-echo "preload: same results as plain MPI at P=$np; tucoll took ${calls[*]}"
+manifests=$(find "$tmp/recording" -name manifest.json | wc -l)
+# MPI_COMM_WORLD and the program's split halves (each half's rank 0 writes its own).
+[ "$manifests" -ge 2 ] || { echo "FAIL: TUCOLL_RECORD wrote $manifests manifests"; ls -R "$tmp/recording"; exit 1; }
+grep -q '"collective": "alltoallv"' "$tmp"/recording/MPI_COMM_WORLD.*/manifest.json ||
+    { echo "FAIL: TUCOLL_RECORD: no alltoallv pattern recorded on MPI_COMM_WORLD"; exit 1; }
+echo "preload: same results as plain MPI at P=$np; tucoll took ${calls[*]}; TUCOLL_RECORD wrote $manifests manifests"
 grep '^\[tucoll\]' "$tmp/preload.err" | sort

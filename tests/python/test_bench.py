@@ -56,6 +56,28 @@ def test_real_pattern_file(build):
     assert (frame["messages"] > 0).all()
 
 
+@pytest.mark.parametrize("resize,nprocs,total", [("tile", 4, 240), ("stretch", 4, 120), ("stretch", 5, 132)])
+def test_a_pattern_resized_to_more_ranks(build, tmp_path, resize, nprocs, total):
+    # [[0, 10], [20, 30]]: tile repeats it (each rank sends P/2 times its original's row);
+    # stretch keeps each rank's row total, split over the destination group, rounded per block (P = 5:
+    # groups of 3 and 2 ranks, 20 / 3 -> 7, so 3 x 10 + 2 x (3 x 7 + 2 x 15) = 132).
+    pattern = tmp_path / "two.pattern"
+    pattern.write_text("0 10\n20 30\n")
+    frame = run_bench(build, BenchRun("alltoallv", nprocs, ["--dist", f"file:{pattern}:resize={resize}",
+                                                            "--iters", "1", "--check"]))
+    assert (frame["ok"] == "1").all()
+    assert frame["total_bytes"].iloc[0] == total
+
+
+def test_a_pattern_of_other_size_needs_a_resize_rule(build, tmp_path):
+    pattern = tmp_path / "two.pattern"
+    pattern.write_text("0 10\n20 30\n")
+    proc = bench(build, 3, "alltoallv", "--dist", f"file:{pattern}", "--iters", "1")
+    assert proc.returncode != 0 and "resize=tile" in proc.stderr
+    proc = bench(build, 3, "alltoallv", "--dist", f"file:{pattern}:resize=squeeze", "--iters", "1")
+    assert proc.returncode != 0 and "bad resize" in proc.stderr
+
+
 def test_osu_format_prints_a_block_per_algorithm(build):
     proc = bench(build, 2, "alltoallv", "--alg", "linear", "--alg", "xor", "--sizes", "4,8", "--iters", "2",
                  "--format", "osu")

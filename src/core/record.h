@@ -1,0 +1,59 @@
+// Recording the exchanges a program makes (TUCOLL_RECORD=DIR, tucoll_record_start), so that
+// tucoll can be tuned for that program: `tucoll tune` replays the recorded P x P byte matrices
+// on a simulated cluster. Per communicator, rank 0 writes into DIR/<communicator>/
+//
+//   manifest.json   communicator size and nodes, every distinct pattern with its call count,
+//                   datatype sizes, what ran and how long it took, and the calls in order
+//   <id>.pattern    one distinct P x P byte matrix (row i = what rank i sends), as
+//                   `tucoll-bench --dist file:` reads it
+//
+// The cost per call is one fingerprint of the rank's row (O(P), local) and one allreduce of 16
+// bytes over the private communicator; only a fingerprint never seen before on the communicator
+// gathers the rows to rank 0. Every rank takes the same decisions from the same reduced values,
+// so the traffic is the same everywhere — recording must be on alike on every process (as the
+// variable is under mpirun).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace tucoll {
+
+class Context;
+struct CallStats;
+
+namespace record {
+
+// Whether recording is on in this process (an atomic load; TUCOLL_RECORD is read once).
+bool active();
+// tucoll_record_start / tucoll_record_stop: the directory (created when missing), and writing
+// every communicator's manifest.
+int start(const char *dir);
+int stop();
+
+// One call as the recorder sees it; `on` when it is recorded.
+struct Call {
+    bool on = false;
+    int pattern = -1;
+    double started = 0;
+};
+
+// Before the call runs (collective over the context when recording is on): this rank's row of
+// the byte matrix and the send datatype's size.
+int before(Context &ctx, const char *collective, const std::vector<int64_t> &row, int64_t type_size,
+           const char *requested, Call *call);
+// After it ran: its time and what ran (stats.algorithm). Local.
+void after(Context &ctx, const Call &call, const CallStats &stats, int rc);
+
+// Per-communicator state, owned by the context; writes its manifest when it ends.
+class Recorder;
+struct RecorderDeleter {
+    void operator()(Recorder *r) const;
+};
+using RecorderPtr = std::unique_ptr<Recorder, RecorderDeleter>;
+
+}  // namespace record
+}  // namespace tucoll
