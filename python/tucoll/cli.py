@@ -130,6 +130,60 @@ def tuning_features(args: argparse.Namespace, data, analysis) -> list[str]:
     return args.features.split(",")
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    from tucoll import replay, sim, sweep, tuning
+
+    console = make_console()
+    recording = Path(args.recording)
+    patterns, note = replay.selected(replay.load(recording), args.patterns)
+    if not patterns:
+        raise replay.TuneError(f"{recording}: no alltoallv or alltoall calls were recorded ({note})")
+    console.print(f"{recording}: {note}")
+    if args.platform:
+        target = sweep.Target(sim.sim_build(args.build_dir), sim.Platform.load(args.platform))
+    else:
+        target = sweep.Target(Build.find(args.build_dir))
+    target.ppn, target.iters, target.timeout, target.force = args.ppn, args.iters, args.timeout, args.force
+    dataset = Path(args.dataset) if args.dataset else recording / f"replay-{target.source}.csv.gz"
+    nprocs = [int(p) for p in args.np.split(",")]
+    replay.replay(target, dataset, patterns, nprocs, args.resize, args.grid, args.alg or [], console)
+
+    base = json.loads(Path(args.base).read_text())
+    features = base["features"]
+    sharing = tuning.reduction_sharing(args.library_build_dir)
+    data = tuning.load([dataset])
+    data = data[data["source"] == target.source]
+    shapes = [s for s in replay.shapes(data, patterns, args.resize, features, sharing) if s.nprocs in nprocs]
+    if not shapes:
+        raise replay.TuneError(f"{dataset}: no pattern was measured with every candidate")
+    table = replay.build_table(base, shapes, recording, features)
+    out = Path(args.output) if args.output else recording / "tuned.json"
+    tuning.write_table(table, out)
+
+    names = {p.dist(args.resize): p.name for p in patterns}
+    rows = replay.report(base, table, shapes, names)
+    view = Table(title=f"{target.source}: predicted time per call (µs{', simulated' if args.platform else ''}); "
+                       f"recorded patterns resized by {args.resize}")
+    for column in ("P", "pattern", "calls", "vendor", "auto, base table", "auto, tuned table", "best measured",
+                   "tuned vs vendor", "tuned vs base"):
+        view.add_column(column, justify="left" if column in ("pattern",) or "auto" in column or "best" in column
+                        else "right")
+    for r in rows.itertuples():
+        view.add_row(str(r.nprocs), r.pattern, str(r.calls), f"{r.vendor_us:.1f}", f"{r.base_us:.1f} {r.base_spec}",
+                     f"{r.tuned_us:.1f} {r.tuned_spec}", f"{r.best_us:.1f} {r.best_spec}",
+                     f"{r.vendor_us / r.tuned_us:.2f}x", f"{r.base_us / r.tuned_us:.2f}x")
+    console.print(view)
+    for w in replay.weighted(rows).itertuples():
+        console.print(f"P={w.nprocs}, the {w.calls} recorded calls: vendor {w.vendor:.3f} ms, auto with the base "
+                      f"table {w.base:.3f} ms, with the tuned table {w.tuned:.3f} ms (best measured {w.best:.3f} ms): "
+                      f"{w.vendor / w.tuned:.2f}x over the vendor, {w.base / w.tuned:.2f}x over the base table")
+    if args.report:
+        rows.to_csv(args.report, index=False)
+    console.print(f"{out}: {len(shapes)} tuned entries ({', '.join(f'P={s.nprocs}' for s in shapes)}) and "
+                  f"{len(table['entries']) - len(shapes)} from {args.base}; use it with TUCOLL_TUNING_FILE={out}")
+    return 0
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     from tucoll import tuning
 
@@ -346,6 +400,39 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument("--retry-failed", action="store_true", help="run cells again whose earlier run failed")
     sw.add_argument("--dry-run", action="store_true", help="count the cells and jobs, run nothing")
     sw.set_defaults(func=cmd_sweep)
+
+    tn = with_build(sub.add_parser(
+        "tune", help="replay a recorded run (TUCOLL_RECORD) with every candidate and write a table for it",
+        description="Reads a recording (a folder written by TUCOLL_RECORD=DIR, or one communicator's folder in "
+                    "it), replays its most called alltoallv/alltoall patterns with every candidate algorithm at "
+                    "each --np -- simulated with --platform, else here with mpirun -- into a resumable dataset, "
+                    "and writes a tuning table: the fastest measured spec per pattern as rules on the base table's "
+                    "features (one spec where choosing costs more than it saves), the base table's entries "
+                    "elsewhere. Prints the predicted time per call of the vendor, of auto with the base table "
+                    "and with the tuned one, per pattern and weighted by the recorded calls."))
+    tn.add_argument("recording", help="the TUCOLL_RECORD folder (or one communicator's folder in it)")
+    tn.add_argument("--platform", help="simulate on this platform (uses the SimGrid build); default: this machine")
+    tn.add_argument("--np", required=True, help="comma-separated numbers of ranks to replay at, e.g. 256,1024")
+    tn.add_argument("--ppn", type=int, help="ranks per node (default: the platform's; this machine: all on one node)")
+    tn.add_argument("--resize", choices=["tile", "stretch"], default="tile",
+                    help="how an n-rank pattern becomes a P-rank one (tucoll-bench --help, --dist file:): tile "
+                         "repeats it, block sizes kept; stretch gives each original rank P/n ranks, its row "
+                         "split over them (default tile)")
+    tn.add_argument("--patterns", type=int, default=4, help="replay the N most called patterns (default 4)")
+    tn.add_argument("--grid", choices=["paper", "coarse"], default="coarse",
+                    help="candidates' parameter grid, as tucoll sweep (default coarse)")
+    tn.add_argument("--alg", action="append", help="restrict the candidates to these names or specs (repeatable)")
+    tn.add_argument("--base", default=str(REPO_ROOT / "tuning" / "default.json"),
+                    help="the table to start from and compare with (default: the shipped tuning/default.json)")
+    tn.add_argument("--dataset", help="where the replay's measurements go (default RECORDING/replay-WHERE.csv.gz)")
+    tn.add_argument("-o", "--output", help="the tuned table (default RECORDING/tuned.json)")
+    tn.add_argument("--report", help="also write the per-pattern comparison as CSV here")
+    tn.add_argument("--library-build-dir",
+                    help="build whose libtucoll says which specs share auto's reduction (default ./build)")
+    tn.add_argument("--iters", type=int, default=20, help="timed iterations here (a simulation times one)")
+    tn.add_argument("--timeout", type=float, help="give up on one replay job after this many seconds")
+    tn.add_argument("--force", action="store_true", help="simulate all-at-once algorithms even where it takes hours")
+    tn.set_defaults(func=cmd_tune)
 
     def with_datasets(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:
         sp.add_argument("datasets", nargs="+", type=Path, help="sweep datasets (tucoll sweep)")
