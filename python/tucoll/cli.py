@@ -414,10 +414,12 @@ def parser() -> argparse.ArgumentParser:
     tn.add_argument("--platform", help="simulate on this platform (uses the SimGrid build); default: this machine")
     tn.add_argument("--np", required=True, help="comma-separated numbers of ranks to replay at, e.g. 256,1024")
     tn.add_argument("--ppn", type=int, help="ranks per node (default: the platform's; this machine: all on one node)")
-    tn.add_argument("--resize", choices=["tile", "stretch"], default="tile",
-                    help="how an n-rank pattern becomes a P-rank one (tucoll-bench --help, --dist file:): tile "
-                         "repeats it, block sizes kept; stretch gives each original rank P/n ranks, its row "
-                         "split over them (default tile)")
+    tn.add_argument("--resize", choices=["stretch", "tile"], default="stretch",
+                    help="how an n-rank alltoallv pattern becomes a P-rank one (tucoll-bench --help, --dist file:): "
+                         "stretch gives each original rank P/n ranks that each send what it sent, split over the "
+                         "ranks of each destination group (weak scaling, locality kept); tile repeats the matrix, "
+                         "block sizes kept (each rank sends P/n times as much). alltoall patterns are always tiled "
+                         "(default stretch)")
     tn.add_argument("--patterns", type=int, default=4, help="replay the N most called patterns (default 4)")
     tn.add_argument("--grid", choices=["paper", "coarse"], default="coarse",
                     help="candidates' parameter grid, as tucoll sweep (default coarse)")

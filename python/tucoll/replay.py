@@ -4,7 +4,7 @@ A recording (TUCOLL_RECORD=DIR or tucoll_record_start; src/core/record.h) holds,
 communicator, the distinct P x P byte matrices of the program's all-to-all calls with their call
 counts. Tuning replays the most called ones with every candidate algorithm — on a simulated
 platform at any number of ranks (a recorded n-rank matrix resized to P by `tile` or `stretch`,
-tucoll-bench --dist file:...:resize=) or here with mpirun — through the sweep machinery (a
+tucoll-bench --dist file:...:resize=; alltoall patterns are always tiled) or here with mpirun — through the sweep machinery (a
 resumable dataset), then writes a table `auto` reads:
 
   - per shape (P, ranks per node), the measured fastest spec of each replayed pattern, as rules on
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,8 +61,13 @@ class Pattern:
 
     def dist(self, resize: str) -> str:
         # The same dist at every P (resizing to the recorded P is the identity), so one dataset
-        # row key names the pattern wherever it is replayed.
-        return f"file:{self.path.resolve()}:resize={resize}"
+        # row key names the pattern wherever it is replayed. An MPI_Alltoall sends one block of
+        # the same size to every rank at any P: it is always tiled.
+        # Relative to where tucoll runs (the bench inherits it) when below it, so that a dataset
+        # made at the repository's root is resumed from any clone of it.
+        rule = "tile" if self.collective == "alltoall" else resize
+        path = Path(os.path.relpath(self.path.resolve()))
+        return f"file:{self.path.resolve() if path.parts[:1] == ('..',) else path}:resize={rule}"
 
 
 def manifests(recording: Path) -> list[Path]:
