@@ -164,6 +164,35 @@ TEST(Record, RowsMovedBetweenRanksAreAnotherPattern) {
     }
 }
 
+int count_c(int i, int j) { return 2 + (i * j) % 3; }
+
+TEST(Record, CallsAcrossManyWindowsAreCountedExactly) {
+    // Patterns are agreed 32 calls at a time: 75 calls span three windows and a partial one,
+    // agreed when the recording stops.
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const std::string dir = shared_temp_dir(comm);
+    ASSERT_EQ(tucoll_record_start(dir.c_str()), MPI_SUCCESS);
+    int expected[3] = {0, 0, 0};
+    for (int call = 0; call < 75; ++call) {
+        const int which = call == 50 ? 2 : call % 3 == 0 ? 0 : 1;
+        ++expected[which];
+        alltoallv_ints(comm, which == 0 ? count_a : which == 1 ? count_b : count_c, "auto");
+    }
+    ASSERT_EQ(tucoll_record_stop(), MPI_SUCCESS);
+    if (tucoll::test::world_rank() == 0) {
+        nlohmann::json m = nlohmann::json::parse(std::ifstream(only_recording(dir) / "manifest.json"));
+        EXPECT_EQ(m["calls"], 75);
+        EXPECT_EQ(m["record_overhead_seconds"]["agreements"], 3);
+        ASSERT_EQ(m["patterns"].size(), 3u);
+        for (int k = 0; k < 3; ++k) EXPECT_EQ(m["patterns"][k]["calls"], expected[k]) << k;
+        EXPECT_EQ(m["patterns"][2]["first_call"], 50);
+        EXPECT_EQ(m["call_log"]["calls"][50][0], 2);
+        fs::remove_all(dir);
+    }
+    MPI_Comm_free(&comm);
+}
+
 TEST(Record, StartWithoutADirectoryIsAnError) {
     EXPECT_EQ(tucoll_record_start(nullptr), MPI_ERR_ARG);
     EXPECT_EQ(tucoll_record_start(""), MPI_ERR_ARG);

@@ -166,8 +166,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
                        f"recorded patterns resized by {args.resize}")
     for column in ("P", "pattern", "calls", "vendor", "auto, base table", "auto, tuned table", "best measured",
                    "tuned vs vendor", "tuned vs base"):
-        view.add_column(column, justify="left" if column in ("pattern",) or "auto" in column or "best" in column
-                        else "right")
+        view.add_column(column, overflow="fold",
+                        justify="left" if column == "pattern" or "auto" in column or "best" in column else "right")
     for r in rows.itertuples():
         view.add_row(str(r.nprocs), r.pattern, str(r.calls), f"{r.vendor_us:.1f}", f"{r.base_us:.1f} {r.base_spec}",
                      f"{r.tuned_us:.1f} {r.tuned_spec}", f"{r.best_us:.1f} {r.best_spec}",

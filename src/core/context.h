@@ -133,6 +133,8 @@ class Context {
 
     // The recording of this communicator's calls (TUCOLL_RECORD), made on its first recorded call.
     record::RecorderPtr &recorder() { return recorder_; }
+    // Contexts are made in the same order on every rank (making one is collective).
+    uint64_t creation_order() const { return created_; }
 
   private:
     Context() = default;

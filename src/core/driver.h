@@ -38,7 +38,7 @@ struct Recorded : std::false_type {};
 template <class C>
 struct Recorded<C, std::void_t<decltype(&C::recorded_row)>> : std::true_type {};
 
-// The call's row of the byte matrix, for the recorder (collective over the context).
+// The call's row of the byte matrix, for the recorder.
 template <class C>
 int record_before(Context &ctx, const typename C::Args &args, const typename C::Prepared &prep,
                   const Selection &selection, record::Call *call) {

@@ -26,6 +26,9 @@ constexpr const char *kFormat = "tucoll-recording";
 constexpr int kFormatVersion = 1;
 // The manifest lists calls one by one up to this many per communicator; beyond it, counts only.
 constexpr size_t kCallLogLimit = 1 << 16;
+// Calls whose fingerprints are agreed by one reduction: a recorded call costs 1/kWindow of an
+// allreduce of kWindow x 16 bytes, and this rank's rows of the window are kept until then.
+constexpr size_t kWindow = 32;
 
 struct Fingerprint {
     uint64_t a = 0, b = 0;
@@ -45,32 +48,51 @@ struct Pattern {
     int64_t total_bytes = 0, max_block = 0;
 };
 
+// A recorded call whose pattern is not yet agreed.
+struct Pending {
+    Fingerprint local;                 // this rank's row, keyed by the collective and the rank
+    const char *collective = "";       // a string literal (the function's name)
+    // Rank 0 only.
+    int64_t type_size = 0;
+    std::string requested, algorithm;
+    double seconds = 0;
+    bool completed = false;            // the call returned MPI_SUCCESS
+};
+
 class Recorder {
   public:
     Recorder(Context &ctx, uint64_t generation, std::string dir);
-    ~Recorder() { write_manifest(); }
+    ~Recorder();
     uint64_t generation() const { return generation_; }
-    int before(Context &ctx, const char *collective, const std::vector<int64_t> &row, int64_t type_size,
-               const char *requested, Call *call);
+    uint64_t order() const { return order_; }
+    void before(const char *collective, const std::vector<int64_t> &row, int64_t type_size, const char *requested,
+                Call *call);
     void after(const Call &call, const CallStats &stats, int rc);
-    void write_manifest();
+    // Collective over the communicator: the pending calls' patterns are agreed, new ones
+    // gathered and written, then the manifest.
+    int flush();
 
   private:
-    int add_pattern(Context &ctx, const char *collective, const std::vector<int64_t> &row, int *id);
+    int agree();
+    int add_pattern(const Pending &call, size_t index, int *id);
+    void account(const Pending &call, int id);
+    void write_manifest();
     void warn(const std::string &what);
 
-    uint64_t generation_;
+    uint64_t generation_, order_;
+    MPI_Comm comm_;  // the context's private communicator
     int rank_, size_;
     std::unordered_map<Fingerprint, int, FingerprintHash> ids_;  // the same on every rank
+    std::vector<Pending> pending_;
+    std::vector<int64_t> rows_;  // this rank's row of each pending call, kWindow x P
     // Rank 0 only.
     std::filesystem::path dir_;
     nlohmann::json communicator_;
     std::vector<Pattern> patterns_;
     std::vector<std::pair<int, double>> call_log_;
     std::vector<int64_t> matrix_;
-    uint64_t calls_ = 0, known_calls_ = 0;
-    double overhead_ = 0;       // rank 0's time in before(), calls of known patterns
-    double overhead_new_ = 0;   // the same for calls that brought a new pattern (gather, files)
+    uint64_t calls_ = 0, agreements_ = 0;
+    double overhead_ = 0;  // rank 0's time spent recording, agreements and files included
     bool warned_ = false;
 };
 
@@ -127,7 +149,10 @@ void read_environment() {
 
 }  // namespace
 
-Recorder::Recorder(Context &ctx, uint64_t gen, std::string dir) : generation_(gen), rank_(ctx.rank()), size_(ctx.size()) {
+Recorder::Recorder(Context &ctx, uint64_t gen, std::string dir)
+    : generation_(gen), order_(ctx.creation_order()), comm_(ctx.comm()), rank_(ctx.rank()), size_(ctx.size()) {
+    pending_.reserve(kWindow);
+    rows_.resize(kWindow * static_cast<size_t>(size_));
     {
         std::lock_guard<std::mutex> lock(state_mutex);
         live.insert(this);
@@ -160,6 +185,19 @@ Recorder::Recorder(Context &ctx, uint64_t gen, std::string dir) : generation_(ge
                      {"leader_pid", static_cast<long>(getpid())}};
 }
 
+Recorder::~Recorder() {
+    {
+        std::lock_guard<std::mutex> lock(state_mutex);
+        live.erase(this);
+    }
+    // The context ends in a collective (MPI_Comm_free, MPI_Finalize), so the last window can be
+    // agreed here; where MPI is already finalized (SMPI's exit), its calls are lost.
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) flush();
+    else write_manifest();
+}
+
 void Recorder::warn(const std::string &what) {
     // A recording that cannot be written never changes what the program does, nor its traffic.
     if (warned_) return;
@@ -167,15 +205,46 @@ void Recorder::warn(const std::string &what) {
     std::fprintf(stderr, "[tucoll] recording: %s\n", what.c_str());
 }
 
-int Recorder::add_pattern(Context &ctx, const char *collective, const std::vector<int64_t> &row, int *id) {
+void Recorder::before(const char *collective, const std::vector<int64_t> &row, int64_t type_size,
+                      const char *requested, Call *call) {
+    const double started = MPI_Wtime();
+    Pending p;
+    p.local = row_fingerprint(collective, rank_, row);
+    p.collective = collective;
+    std::copy(row.begin(), row.end(), rows_.begin() + static_cast<std::ptrdiff_t>(pending_.size() * size_));
+    if (rank_ == 0) {
+        p.type_size = type_size;
+        p.requested = requested;
+    }
+    call->on = true;
+    call->pending = static_cast<int>(pending_.size());
+    pending_.push_back(std::move(p));
+    if (rank_ == 0) overhead_ += MPI_Wtime() - started;
+    call->started = MPI_Wtime();
+}
+
+void Recorder::after(const Call &call, const CallStats &stats, int rc) {
+    const double ended = MPI_Wtime();
+    if (rank_ == 0 && rc == MPI_SUCCESS) {
+        Pending &p = pending_[call.pending];
+        p.seconds = ended - call.started;
+        p.algorithm = stats.algorithm;
+        p.completed = true;
+    }
+    // Every rank's window fills at the same call: the agreement is collective.
+    if (pending_.size() == kWindow) agree();
+    if (rank_ == 0) overhead_ += MPI_Wtime() - ended;
+}
+
+int Recorder::add_pattern(const Pending &call, size_t index, int *id) {
     *id = static_cast<int>(ids_.size());
     if (rank_ == 0) matrix_.resize(static_cast<size_t>(size_) * size_);
-    TUCOLL_MPI(MPI_Gather(row.data(), size_, MPI_INT64_T, rank_ == 0 ? matrix_.data() : nullptr, size_, MPI_INT64_T, 0,
-                          ctx.comm()));
+    TUCOLL_MPI(MPI_Gather(rows_.data() + index * size_, size_, MPI_INT64_T, rank_ == 0 ? matrix_.data() : nullptr,
+                          size_, MPI_INT64_T, 0, comm_));
     if (rank_ != 0) return MPI_SUCCESS;
     Pattern p;
-    p.collective = collective;
-    p.first_call = calls_;
+    p.collective = call.collective;
+    p.first_call = calls_ + index;
     p.file = std::to_string(*id) + ".pattern";
     std::ofstream out(dir_ / p.file);
     for (int i = 0; i < size_; ++i) {
@@ -191,44 +260,54 @@ int Recorder::add_pattern(Context &ctx, const char *collective, const std::vecto
     return MPI_SUCCESS;
 }
 
-int Recorder::before(Context &ctx, const char *collective, const std::vector<int64_t> &row, int64_t type_size,
-                     const char *requested, Call *call) {
-    const double started = MPI_Wtime();
-    const Fingerprint mine = row_fingerprint(collective, rank_, row);
-    Fingerprint all;
-    TUCOLL_MPI(MPI_Allreduce(&mine, &all, 2, MPI_UINT64_T, MPI_BXOR, ctx.comm()));
-    const auto found = ids_.find(all);
-    const bool fresh = found == ids_.end();
-    int id = fresh ? 0 : found->second;
-    if (fresh) {
-        TUCOLL_TRY(add_pattern(ctx, collective, row, &id));
-        ids_.emplace(all, id);
-    }
-    call->on = true;
-    call->pattern = id;
-    if (rank_ == 0) {
-        Pattern &p = patterns_[id];
-        ++p.type_sizes[type_size];
-        ++p.requested[requested];
-        if (fresh) write_manifest();  // a new pattern is listed at once
-        (fresh ? overhead_new_ : overhead_) += MPI_Wtime() - started;
-        known_calls_ += !fresh;
-    }
-    call->started = MPI_Wtime();
-    return MPI_SUCCESS;
+void Recorder::account(const Pending &call, int id) {
+    Pattern &p = patterns_[id];
+    ++p.type_sizes[call.type_size];
+    ++p.requested[call.requested];
+    if (!call.completed) return;
+    p.fastest = p.calls == 0 ? call.seconds : std::min(p.fastest, call.seconds);
+    p.slowest = std::max(p.slowest, call.seconds);
+    p.seconds += call.seconds;
+    ++p.calls;
+    ++p.algorithms[call.algorithm];
+    if (call_log_.size() < kCallLogLimit) call_log_.emplace_back(id, call.seconds);
 }
 
-void Recorder::after(const Call &call, const CallStats &stats, int rc) {
-    if (rank_ != 0 || rc != MPI_SUCCESS) return;
-    const double seconds = MPI_Wtime() - call.started;
-    Pattern &p = patterns_[call.pattern];
-    p.fastest = p.calls == 0 ? seconds : std::min(p.fastest, seconds);
-    p.slowest = std::max(p.slowest, seconds);
-    p.seconds += seconds;
-    ++p.calls;
-    ++p.algorithms[stats.algorithm];
-    if (call_log_.size() < kCallLogLimit) call_log_.emplace_back(call.pattern, seconds);
-    ++calls_;
+int Recorder::agree() {
+    const size_t n = pending_.size();
+    if (n == 0) return MPI_SUCCESS;
+    std::vector<Fingerprint> local(n), global(n);
+    for (size_t k = 0; k < n; ++k) local[k] = pending_[k].local;
+    // XOR over the ranks of per-rank hashes keyed by the rank: the matrix's fingerprint.
+    int rc = MPI_Allreduce(local.data(), global.data(), static_cast<int>(2 * n), MPI_UINT64_T, MPI_BXOR, comm_);
+    size_t added = 0;
+    for (size_t k = 0; k < n && rc == MPI_SUCCESS; ++k) {
+        auto found = ids_.find(global[k]);
+        int id = found == ids_.end() ? -1 : found->second;
+        if (id < 0) {
+            rc = add_pattern(pending_[k], k, &id);
+            if (rc != MPI_SUCCESS) break;
+            ids_.emplace(global[k], id);
+            ++added;
+        }
+        if (rank_ == 0) account(pending_[k], id);
+    }
+    if (rank_ == 0) {
+        calls_ += n;
+        ++agreements_;
+        if (added > 0) write_manifest();  // new patterns are listed at once
+    }
+    pending_.clear();
+    if (rc != MPI_SUCCESS) warn("a window of calls could not be agreed; they are not recorded");
+    return rc;
+}
+
+int Recorder::flush() {
+    const double started = MPI_Wtime();
+    const int rc = agree();
+    if (rank_ == 0) overhead_ += MPI_Wtime() - started;  // before the manifest that reports it
+    write_manifest();
+    return rc;
 }
 
 void Recorder::write_manifest() {
@@ -260,12 +339,13 @@ void Recorder::write_manifest() {
         {"version", kFormatVersion},
         {"communicator", communicator_},
         {"calls", calls_},
-        // Rank 0's time spent recording: per call of a known pattern (fingerprint and its
-        // allreduce), and in all for the calls that brought a new one (gather, files).
+        // Rank 0's time spent recording: fingerprints, the agreements (one allreduce per window
+        // of calls), the gathers of new patterns and the files.
         {"record_overhead_seconds",
-         {{"known_pattern_calls", known_calls_},
-          {"per_known_pattern_call", known_calls_ ? overhead_ / static_cast<double>(known_calls_) : 0.0},
-          {"new_patterns_total", overhead_new_}}},
+         {{"total", overhead_},
+          {"per_call", calls_ ? overhead_ / static_cast<double>(calls_) : 0.0},
+          {"agreements", agreements_},
+          {"calls_per_agreement", kWindow}}},
         {"patterns", patterns},
         {"call_log", {{"columns", {"pattern", "seconds"}},
                       {"complete", calls_ <= kCallLogLimit},
@@ -284,13 +364,24 @@ void Recorder::write_manifest() {
     if (ec) warn("cannot write " + path.string() + ": " + ec.message());
 }
 
-void RecorderDeleter::operator()(Recorder *r) const {
+void RecorderDeleter::operator()(Recorder *r) const { delete r; }
+
+namespace {
+
+// Every live recording agreed and written, in the order their contexts were made — the same on
+// every rank, as for releasing contexts at MPI_Finalize — so that the agreements, collective
+// over each communicator, meet.
+void flush_all() {
+    std::vector<Recorder *> recorders;
     {
         std::lock_guard<std::mutex> lock(state_mutex);
-        live.erase(r);
+        recorders.assign(live.begin(), live.end());
     }
-    delete r;
+    std::sort(recorders.begin(), recorders.end(), [](Recorder *a, Recorder *b) { return a->order() < b->order(); });
+    for (Recorder *r : recorders) r->flush();
 }
+
+}  // namespace
 
 bool active() {
     std::call_once(env_once, read_environment);
@@ -300,16 +391,16 @@ bool active() {
 int start(const char *dir) {
     if (dir == nullptr || *dir == '\0') return failf(MPI_ERR_ARG, "tucoll_record_start: no directory given");
     std::call_once(env_once, read_environment);
+    flush_all();
     std::lock_guard<std::mutex> lock(state_mutex);
-    for (Recorder *r : live) r->write_manifest();
     start_locked(dir);
     return MPI_SUCCESS;
 }
 
 int stop() {
     std::call_once(env_once, read_environment);
+    flush_all();
     std::lock_guard<std::mutex> lock(state_mutex);
-    for (Recorder *r : live) r->write_manifest();
     start_locked("");
     return MPI_SUCCESS;
 }
@@ -324,10 +415,11 @@ int before(Context &ctx, const char *collective, const std::vector<int64_t> &row
             std::lock_guard<std::mutex> lock(state_mutex);
             dir = state_dir;
         }
-        recorder.reset();  // a recording of an earlier start ends here, its manifest written
+        recorder.reset();  // a recording of an earlier start ends here (flushed when it stopped)
         recorder.reset(new Recorder(ctx, gen, dir));
     }
-    return recorder->before(ctx, collective, row, type_size, requested, call);
+    recorder->before(collective, row, type_size, requested, call);
+    return MPI_SUCCESS;
 }
 
 void after(Context &ctx, const Call &call, const CallStats &stats, int rc) {

@@ -7,11 +7,12 @@
 //   <id>.pattern    one distinct P x P byte matrix (row i = what rank i sends), as
 //                   `tucoll-bench --dist file:` reads it
 //
-// The cost per call is one fingerprint of the rank's row (O(P), local) and one allreduce of 16
-// bytes over the private communicator; only a fingerprint never seen before on the communicator
-// gathers the rows to rank 0. Every rank takes the same decisions from the same reduced values,
-// so the traffic is the same everywhere — recording must be on alike on every process (as the
-// variable is under mpirun).
+// The cost per call is a fingerprint and a copy of the rank's row (O(P), local); every 32 calls
+// one allreduce of 32 x 16 bytes over the private communicator agrees on their matrices, and
+// only a matrix never seen before on the communicator is gathered to rank 0. Every rank takes
+// the same decisions from the same reduced values, so the traffic is the same everywhere —
+// recording must be on alike on every process (as the variable is under mpirun). The last
+// calls are agreed when the recording stops, the communicator is freed or MPI finalizes.
 #pragma once
 
 #include <mpi.h>
@@ -29,23 +30,23 @@ namespace record {
 
 // Whether recording is on in this process (an atomic load; TUCOLL_RECORD is read once).
 bool active();
-// tucoll_record_start / tucoll_record_stop: the directory (created when missing), and writing
-// every communicator's manifest.
+// tucoll_record_start / tucoll_record_stop: the directory (created when missing), and agreeing
+// and writing every communicator's recording (collective over each, in context order).
 int start(const char *dir);
 int stop();
 
 // One call as the recorder sees it; `on` when it is recorded.
 struct Call {
     bool on = false;
-    int pattern = -1;
+    int pending = -1;  // its place among the calls awaiting agreement
     double started = 0;
 };
 
-// Before the call runs (collective over the context when recording is on): this rank's row of
-// the byte matrix and the send datatype's size.
+// Before the call runs (local): this rank's row of the byte matrix and the send datatype's size.
 int before(Context &ctx, const char *collective, const std::vector<int64_t> &row, int64_t type_size,
            const char *requested, Call *call);
-// After it ran: its time and what ran (stats.algorithm). Local.
+// After it ran: its time and what ran (stats.algorithm); collective where the call completes a
+// window (every rank's does at the same call).
 void after(Context &ctx, const Call &call, const CallStats &stats, int rc);
 
 // Per-communicator state, owned by the context; writes its manifest when it ends.
