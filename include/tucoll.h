@@ -248,12 +248,13 @@ TUCOLL_API int tucoll_comm_release_scratch(MPI_Comm comm);
    what ran and how long it took: rank 0 of each communicator writes DIR/<communicator>/manifest.json
    and one <id>.pattern file per distinct matrix (the format `tucoll-bench --dist file:` reads).
    `tucoll tune DIR` replays them on a simulated cluster and writes a tuning table for them.
-   Setting TUCOLL_RECORD=DIR starts a recording at the first call. Each recorded call costs an
-   allreduce of 16 bytes; a matrix not seen before on the communicator is gathered to rank 0.
-   Every process must record alike — call these on every process between the same collective
-   calls, as an environment variable set for the whole job would. tucoll_record_stop writes every
-   manifest (they are also written when a communicator is freed and at MPI_Finalize) and ends the
-   recording; persistent exchanges (tucoll_alltoallv_init) and the sparse exchanges are not
+   Setting TUCOLL_RECORD=DIR starts a recording at the first call. A recorded call costs a hash
+   of the rank's counts; every 32 calls one allreduce of 512 bytes agrees on their matrices, and
+   a matrix not seen before on the communicator is gathered to rank 0. Every process must record
+   alike — call these on every process between the same collective calls, as an environment
+   variable set for the whole job would. tucoll_record_stop agrees on the last calls and writes
+   every manifest (collective over each recorded communicator; also done when a communicator is
+   freed and at MPI_Finalize) and ends the recording; persistent exchanges (tucoll_alltoallv_init) and the sparse exchanges are not
    recorded. */
 TUCOLL_API int tucoll_record_start(const char *dir);
 TUCOLL_API int tucoll_record_stop(void);
