@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from rich.table import Table
 
-from tucoll import __version__, docs
+from tucoll import __version__, docs, replay
 from tucoll.bench import BenchError, BenchRun, registry, run_bench
 from tucoll.build import REPO_ROOT, Build
 from tucoll.report import console as make_console
@@ -131,7 +131,7 @@ def tuning_features(args: argparse.Namespace, data, analysis) -> list[str]:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from tucoll import replay, sim, sweep, tuning
+    from tucoll import sim, sweep, tuning
 
     console = make_console()
     recording = Path(args.recording)
@@ -414,7 +414,7 @@ def parser() -> argparse.ArgumentParser:
     tn.add_argument("--platform", help="simulate on this platform (uses the SimGrid build); default: this machine")
     tn.add_argument("--np", required=True, help="comma-separated numbers of ranks to replay at, e.g. 256,1024")
     tn.add_argument("--ppn", type=int, help="ranks per node (default: the platform's; this machine: all on one node)")
-    tn.add_argument("--resize", choices=["stretch", "tile"], default="stretch",
+    tn.add_argument("--resize", choices=replay.RESIZE_RULES, default=replay.RESIZE_RULES[0],
                     help="how an n-rank alltoallv pattern becomes a P-rank one (tucoll-bench --help, --dist file:): "
                          "stretch gives each original rank P/n ranks that each send what it sent, split over the "
                          "ranks of each destination group (weak scaling, locality kept); tile repeats the matrix, "
@@ -424,7 +424,7 @@ def parser() -> argparse.ArgumentParser:
     tn.add_argument("--grid", choices=["paper", "coarse"], default="coarse",
                     help="candidates' parameter grid, as tucoll sweep (default coarse)")
     tn.add_argument("--alg", action="append", help="restrict the candidates to these names or specs (repeatable)")
-    tn.add_argument("--base", default=str(REPO_ROOT / "tuning" / "default.json"),
+    tn.add_argument("--base", default=str(replay.DEFAULT_BASE),
                     help="the table to start from and compare with (default: the shipped tuning/default.json)")
     tn.add_argument("--dataset", help="where the replay's measurements go (default RECORDING/replay-WHERE.csv.gz)")
     tn.add_argument("-o", "--output", help="the tuned table (default RECORDING/tuned.json)")

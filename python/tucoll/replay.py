@@ -34,7 +34,7 @@ from tucoll.build import REPO_ROOT
 DEFAULT_BASE = REPO_ROOT / "tuning" / "default.json"
 # The collectives whose patterns an alltoallv table serves (an alltoall is an alltoallv of equal blocks).
 TUNED = ("alltoallv", "alltoall")
-RESIZE_RULES = ("tile", "stretch")
+RESIZE_RULES = ("stretch", "tile")  # tucoll-bench --dist file:PATH:resize=RULE; the first is the default
 
 
 class TuneError(RuntimeError):
