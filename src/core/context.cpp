@@ -133,7 +133,9 @@ char *ScratchBuffer::get(size_t bytes) {
 
 Context::~Context() {
     workspaces_.clear();
-    recorder_.reset();  // writes the recording's manifest; never communicates
+    // The recording agrees on its last calls (collective, as the context's end is) and writes
+    // its manifest.
+    recorder_.reset();
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;

@@ -38,12 +38,17 @@ struct Recorded : std::false_type {};
 template <class C>
 struct Recorded<C, std::void_t<decltype(&C::recorded_row)>> : std::true_type {};
 
+// Where a recorded call's row is built (per communicator: simulated ranks share threads).
+struct RecordedRow {
+    std::vector<int64_t> bytes;
+};
+
 // The call's row of the byte matrix, for the recorder.
 template <class C>
 int record_before(Context &ctx, const typename C::Args &args, const typename C::Prepared &prep,
                   const Selection &selection, record::Call *call) {
     if constexpr (Recorded<C>::value) {
-        thread_local std::vector<int64_t> row;
+        std::vector<int64_t> &row = ctx.workspace<RecordedRow>().bytes;
         int64_t type_size = 0;
         C::recorded_row(ctx, args, prep, &row, &type_size);
         const char *fn = C::function(args);
