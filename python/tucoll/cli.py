@@ -420,7 +420,9 @@ def parser() -> argparse.ArgumentParser:
                          "ranks of each destination group (weak scaling, locality kept); tile repeats the matrix, "
                          "block sizes kept (each rank sends P/n times as much). alltoall patterns are always tiled "
                          "(default stretch)")
-    tn.add_argument("--patterns", type=int, default=4, help="replay the N most called patterns (default 4)")
+    tn.add_argument("--patterns", type=int, default=4,
+                    help="replay the N most called patterns, ties broken by bytes (default 4; 0: every one, the "
+                         "whole recording)")
     tn.add_argument("--grid", choices=["paper", "coarse"], default="coarse",
                     help="candidates' parameter grid, as tucoll sweep (default coarse)")
     tn.add_argument("--alg", action="append", help="restrict the candidates to these names or specs (repeatable)")

@@ -95,9 +95,10 @@ def load(recording: Path) -> list[Pattern]:
 
 
 def selected(patterns: list[Pattern], count: int) -> tuple[list[Pattern], str]:
-    """The `count` most called all-to-all patterns, and a line on what that leaves out."""
+    """The `count` most called all-to-all patterns (all of them for 0), and a line on what that
+    leaves out."""
     tunable = [p for p in patterns if p.collective in TUNED and p.calls > 0]
-    chosen = tunable[:count]
+    chosen = tunable[:count] if count > 0 else tunable
     calls = sum(p.calls for p in tunable)
     other = sorted({p.collective for p in patterns if p.collective not in TUNED})
     note = (f"{len(chosen)} of {len(tunable)} all-to-all patterns, {sum(p.calls for p in chosen)} of {calls} "

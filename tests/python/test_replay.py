@@ -38,6 +38,7 @@ def test_a_recording_lists_each_distinct_matrix_once(recording):
     assert all(p.nprocs == 4 and p.path.is_file() for p in patterns)
     chosen, note = replay.selected(patterns, 1)
     assert len(chosen) == 1 and "1 of 2 all-to-all patterns, 4 of 8 recorded calls" in note
+    assert len(replay.selected(patterns, 0)[0]) == 2  # 0: the whole recording
 
 
 def test_tune_replays_at_more_ranks_and_writes_a_table_auto_reads(build, recording, tmp_path):
