@@ -104,17 +104,25 @@ def cmd_figure(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
+def sweep_target(args: argparse.Namespace):
+    """Where `tucoll sweep` and `tucoll tune` run their benchmarks (options of with_target)."""
     from tucoll import sim, sweep
 
     if args.platform:
         target = sweep.Target(sim.sim_build(args.build_dir), sim.Platform.load(args.platform))
     else:
         target = sweep.Target(Build.find(args.build_dir))
-    target.ppn, target.mapping, target.iters = args.ppn, args.mapping, args.iters
-    target.timeout, target.force = args.timeout, args.force
+    target.ppn, target.iters, target.timeout, target.force = args.ppn, args.iters, args.timeout, args.force
+    return target
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from tucoll import sim, sweep
+
+    target = sweep_target(args)
+    target.mapping = args.mapping
     target.max_flows = args.max_flows or sim.MAX_CONCURRENT_FLOWS
-    job = sweep.Sweep(Path(args.dataset), target, [int(p) for p in args.np.split(",")], args.dist.split(";"),
+    job = sweep.Sweep(Path(args.dataset), target, args.np, args.dist.split(";"),
                       sweep.parse_sizes(args.sizes), grid=args.grid, only=args.alg or [],
                       sizes_per_run=args.sizes_per_run, retry_failed=args.retry_failed)
     added = sweep.run_sweep(job, make_console(), dry_run=args.dry_run)
@@ -131,7 +139,7 @@ def tuning_features(args: argparse.Namespace, data, analysis) -> list[str]:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from tucoll import sim, sweep, tuning
+    from tucoll import tuning
 
     console = make_console()
     recording = Path(args.recording)
@@ -139,13 +147,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if not patterns:
         raise replay.TuneError(f"{recording}: no alltoallv or alltoall calls were recorded ({note})")
     console.print(f"{recording}: {note}")
-    if args.platform:
-        target = sweep.Target(sim.sim_build(args.build_dir), sim.Platform.load(args.platform))
-    else:
-        target = sweep.Target(Build.find(args.build_dir))
-    target.ppn, target.iters, target.timeout, target.force = args.ppn, args.iters, args.timeout, args.force
+    target = sweep_target(args)
     dataset = Path(args.dataset) if args.dataset else recording / f"replay-{target.source}.csv.gz"
-    nprocs = [int(p) for p in args.np.split(",")]
+    nprocs = args.np
     replay.replay(target, dataset, patterns, nprocs, args.resize, args.grid, args.alg or [], console)
 
     base = json.loads(Path(args.base).read_text())
@@ -299,6 +303,11 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
+def rank_list(text: str) -> list[int]:
+    """--np of sweep, tune and figure: comma-separated numbers of ranks."""
+    return [int(p) for p in text.split(",")]
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tucoll", description=__doc__)
     p.add_argument("--version", action="version", version=f"tucoll {__version__}")
@@ -307,6 +316,16 @@ def parser() -> argparse.ArgumentParser:
     def with_build(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:
         sp.add_argument("--build-dir", help="CMake build directory (default: $TUCOLL_BUILD_DIR or ./build)")
         return sp
+
+    def with_target(sp: argparse.ArgumentParser, np_help: str, iters: str, timeout: str) -> None:
+        """Where benchmarks run, for sweep_target: a simulated platform or this machine."""
+        sp.add_argument("--platform", help="simulate on this platform (uses the SimGrid build); default: this machine")
+        sp.add_argument("--np", required=True, type=rank_list, help=np_help)
+        sp.add_argument("--ppn", type=int, help="ranks per node (default: the platform's; this machine: all on one node)")
+        sp.add_argument("--iters", type=int, default=20, help=iters)
+        sp.add_argument("--timeout", type=float, help=timeout)
+        sp.add_argument("--force", action="store_true",
+                        help="simulate all-at-once algorithms even where it takes hours")
 
     with_build(sub.add_parser("algorithms", help="list the registered algorithms and their parameters")) \
         .set_defaults(func=cmd_algorithms)
@@ -363,7 +382,7 @@ def parser() -> argparse.ArgumentParser:
     fg.add_argument("names", nargs="+", help="figure names, `all`, or `list`")
     fg.add_argument("--plot-only", action="store_true", help="plot from the stored results, simulate nothing")
     fg.add_argument("--timeout", type=float, help="give up on one simulation after this many seconds")
-    fg.add_argument("--np", type=lambda text: [int(p) for p in text.split(",")],
+    fg.add_argument("--np", type=rank_list,
                     help="simulate only the cases at these numbers of ranks (comma-separated), e.g. to split a "
                          "figure over two processes; the figure is drawn from all stored cases")
     fg.set_defaults(func=cmd_figure)
@@ -375,9 +394,9 @@ def parser() -> argparse.ArgumentParser:
                     "one, appending one row per measurement to DATASET (.csv or .csv.gz; resumable: cells already "
                     "there are skipped). Rows carry the workload's block-size statistics for `tucoll analyze`."))
     sw.add_argument("dataset", help="CSV file the rows are appended to (.csv.gz compresses)")
-    sw.add_argument("--platform", help="simulate on this platform (uses the SimGrid build); default: this machine")
-    sw.add_argument("--np", required=True, help="comma-separated numbers of ranks, e.g. 64,128,256")
-    sw.add_argument("--ppn", type=int, help="ranks per node (default: the platform's; this machine: all on one node)")
+    with_target(sw, "comma-separated numbers of ranks, e.g. 64,128,256",
+                iters="timed iterations per cell on this machine (default 20; a simulation times one)",
+                timeout="give up on one job after this many seconds (cells recorded as failed)")
     sw.add_argument("--mapping", choices=["sequential", "cyclic"], default="sequential")
     sw.add_argument("--dist", default="uniform;normal;powerlaw",
                     help="semicolon-separated tucoll-bench distributions (default uniform;normal;powerlaw; "
@@ -389,14 +408,10 @@ def parser() -> argparse.ArgumentParser:
                          "block_count 1, 2, 4, ... and 0 (all); coarse = a few values of each")
     sw.add_argument("--alg", action="append",
                     help="restrict to these algorithm names (their whole grid) or exact specs (repeatable)")
-    sw.add_argument("--iters", type=int, default=20, help="timed iterations per cell on this machine (default 20; "
-                                                          "a simulation times one)")
     sw.add_argument("--sizes-per-run", type=int, default=4, help="sizes per tucoll-bench job (default 4)")
-    sw.add_argument("--timeout", type=float, help="give up on one job after this many seconds (cells recorded as failed)")
     sw.add_argument("--max-flows", type=int,
                     help="simulation: leave out specs that keep more point-to-point flows in flight at once (default "
                          "300000, as tucoll sim; SimGrid 3.32 is slow and can crash well below it)")
-    sw.add_argument("--force", action="store_true", help="simulate all-at-once algorithms even where it takes hours")
     sw.add_argument("--retry-failed", action="store_true", help="run cells again whose earlier run failed")
     sw.add_argument("--dry-run", action="store_true", help="count the cells and jobs, run nothing")
     sw.set_defaults(func=cmd_sweep)
@@ -411,9 +426,9 @@ def parser() -> argparse.ArgumentParser:
                     "elsewhere. Prints the predicted time per call of the vendor, of auto with the base table "
                     "and with the tuned one, per pattern and weighted by the recorded calls."))
     tn.add_argument("recording", help="the TUCOLL_RECORD folder (or one communicator's folder in it)")
-    tn.add_argument("--platform", help="simulate on this platform (uses the SimGrid build); default: this machine")
-    tn.add_argument("--np", required=True, help="comma-separated numbers of ranks to replay at, e.g. 256,1024")
-    tn.add_argument("--ppn", type=int, help="ranks per node (default: the platform's; this machine: all on one node)")
+    with_target(tn, "comma-separated numbers of ranks to replay at, e.g. 256,1024",
+                iters="timed iterations here (default 20; a simulation times one)",
+                timeout="give up on one replay job after this many seconds")
     tn.add_argument("--resize", choices=replay.RESIZE_RULES, default=replay.RESIZE_RULES[0],
                     help="how an n-rank alltoallv pattern becomes a P-rank one (tucoll-bench --help, --dist file:): "
                          "stretch gives each original rank P/n ranks that each send what it sent, split over the "
@@ -433,9 +448,6 @@ def parser() -> argparse.ArgumentParser:
     tn.add_argument("--report", help="also write the per-pattern comparison as CSV here")
     tn.add_argument("--library-build-dir",
                     help="build whose libtucoll says which specs share auto's reduction (default ./build)")
-    tn.add_argument("--iters", type=int, default=20, help="timed iterations here (a simulation times one)")
-    tn.add_argument("--timeout", type=float, help="give up on one replay job after this many seconds")
-    tn.add_argument("--force", action="store_true", help="simulate all-at-once algorithms even where it takes hours")
     tn.set_defaults(func=cmd_tune)
 
     def with_datasets(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:

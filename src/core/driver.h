@@ -43,19 +43,17 @@ struct RecordedRow {
     std::vector<int64_t> bytes;
 };
 
-// The call's row of the byte matrix, for the recorder.
+// The call's row of the byte matrix, for the recorder (local).
 template <class C>
-int record_before(Context &ctx, const typename C::Args &args, const typename C::Prepared &prep,
-                  const Selection &selection, record::Call *call) {
+void record_before(Context &ctx, const typename C::Args &args, const typename C::Prepared &prep,
+                   const Selection &selection, record::Call *call) {
     if constexpr (Recorded<C>::value) {
         std::vector<int64_t> &row = ctx.workspace<RecordedRow>().bytes;
         int64_t type_size = 0;
         C::recorded_row(ctx, args, prep, &row, &type_size);
         const char *fn = C::function(args);
         const char *collective = std::strncmp(fn, "tucoll_", 7) == 0 ? fn + 7 : fn;
-        return record::before(ctx, collective, row, type_size, selection.spec.c_str(), call);
-    } else {
-        return MPI_SUCCESS;
+        record::before(ctx, collective, row, type_size, selection.spec.c_str(), call);
     }
 }
 
@@ -75,7 +73,7 @@ int drive(const char *spec, const typename C::Args &args) {
     if (rc != MPI_SUCCESS) return rc;
     TUCOLL_TRY(prefix_error(ctx->run_started(), fn));
     record::Call recorded;
-    if (record::active()) TUCOLL_TRY(prefix_error(record_before<C>(*ctx, args, prep, *selection, &recorded), fn));
+    if (record::active()) record_before<C>(*ctx, args, prep, *selection, &recorded);
     CallStats &stats = ctx->begin_call(C::registry(args).collective());
     rc = prefix_error(ctx->requests().finish(C::run(*ctx, *selection, args, prep, stats)), fn);
     if (recorded.on) record::after(*ctx, recorded, stats, rc);

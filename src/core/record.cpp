@@ -154,9 +154,11 @@ Recorder::Recorder(Context &ctx, uint64_t gen, std::string dir)
     : generation_(gen), order_(ctx.creation_order()), comm_(ctx.comm()), rank_(ctx.rank()), size_(ctx.size()) {
     pending_.reserve(kWindow);
     rows_.resize(kWindow * static_cast<size_t>(size_));
+    int k = 0;
     {
         std::lock_guard<std::mutex> lock(state_mutex);
         live.insert(this);
+        if (rank_ == 0) k = leader_recorders++;
     }
     if (rank_ != 0) return;
     char name[MPI_MAX_OBJECT_NAME] = "";
@@ -165,11 +167,6 @@ Recorder::Recorder(Context &ctx, uint64_t gen, std::string dir)
     MPI_Comm_get_name(ctx.user_comm(), name, &length);
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    int k = 0;
-    {
-        std::lock_guard<std::mutex> lock(state_mutex);
-        k = leader_recorders++;
-    }
     const std::string label = file_safe(length > 0 ? name : "comm") + "." + file_safe(host) + "." +
                               std::to_string(getpid()) + "." + std::to_string(k);
     dir_ = std::filesystem::path(dir) / label;
@@ -406,8 +403,8 @@ int stop() {
     return MPI_SUCCESS;
 }
 
-int before(Context &ctx, const char *collective, const std::vector<int64_t> &row, int64_t type_size,
-           const char *requested, Call *call) {
+void before(Context &ctx, const char *collective, const std::vector<int64_t> &row, int64_t type_size,
+            const char *requested, Call *call) {
     const uint64_t gen = generation.load();
     RecorderPtr &recorder = ctx.recorder();
     if (!recorder || recorder->generation() != gen) {
@@ -420,7 +417,6 @@ int before(Context &ctx, const char *collective, const std::vector<int64_t> &row
         recorder.reset(new Recorder(ctx, gen, dir));
     }
     recorder->before(collective, row, type_size, requested, call);
-    return MPI_SUCCESS;
 }
 
 void after(Context &ctx, const Call &call, const CallStats &stats, int rc) {

@@ -43,8 +43,8 @@ struct Call {
 };
 
 // Before the call runs (local): this rank's row of the byte matrix and the send datatype's size.
-int before(Context &ctx, const char *collective, const std::vector<int64_t> &row, int64_t type_size,
-           const char *requested, Call *call);
+void before(Context &ctx, const char *collective, const std::vector<int64_t> &row, int64_t type_size,
+            const char *requested, Call *call);
 // After it ran: its time and what ran (stats.algorithm); collective where the call completes a
 // window (every rank's does at the same call).
 void after(Context &ctx, const Call &call, const CallStats &stats, int rc);
