@@ -13,6 +13,8 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <variant>
 
 #include "allgather_exchange.h"
 #include "alltoall_exchange.h"
@@ -98,13 +100,18 @@ int run_collective(const BenchOptions &o, int rank,
     return code;
 }
 
-}  // namespace
+// What the command line asked for. The parser is gone by the time the run starts: its option
+// objects cost some 80 KB per rank, which a simulation of thousands of ranks pays per rank.
+struct Command {
+    enum class What { kHelp, kList, kListJson, kAlltoallv, kAlltoall, kAllgather, kAllgatherv, kCrs, kCrsV };
+    What what = What::kHelp;
+    BenchOptions options;
+    std::string crs_source;  // kCrs, kCrsV: --matrix or --dist
+    std::string help;        // kHelp
+};
 
-int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-
+// The command, or the exit code when parsing ended the program (--help, --version, an error).
+std::variant<Command, int> parse_command_line(int argc, char **argv, int rank) {
     CLI::App app{"tucoll-bench: time tucoll collectives side by side in one MPI job (run it under mpirun).\n"
                  "Algorithms are interleaved per iteration with a barrier before each call; the time of an\n"
                  "iteration is that of the slowest rank, reported as median/min/max over iterations."};
@@ -182,43 +189,90 @@ int main(int argc, char **argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
-        int rc = rank == 0 ? app.exit(e) : e.get_exit_code();
-        MPI_Finalize();
-        return rc;
+        return rank == 0 ? app.exit(e) : e.get_exit_code();
     }
+
+    using What = Command::What;
+    Command c;
+    auto pick = [&c](What what, const BenchOptions &options) {
+        c.what = what;
+        c.options = options;
+    };
+    if (list_json) {
+        c.what = What::kListJson;
+    } else if (list) {
+        c.what = What::kList;
+    } else if (alltoallv->parsed()) {
+        pick(What::kAlltoallv, alltoallv_opts);
+    } else if (alltoall->parsed()) {
+        pick(What::kAlltoall, alltoall_opts);
+        c.options.dist = "-";  // every block --size bytes
+    } else if (allgather->parsed()) {
+        pick(What::kAllgather, allgather_opts);
+        c.options.dist = "-";  // every rank contributes --size bytes
+    } else if (allgatherv->parsed()) {
+        pick(What::kAllgatherv, allgatherv_opts);
+    } else if (crs[0]->parsed() || crs[1]->parsed()) {
+        const int v = crs[1]->parsed() ? 1 : 0;
+        pick(v ? What::kCrsV : What::kCrs, crs_opts[v]);
+        c.crs_source = crs_matrix[v].empty() ? crs_opts[v].dist : "matrix:" + crs_matrix[v];
+    } else {
+        c.help = app.help();
+    }
+    return c;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+
+    auto parsed = parse_command_line(argc, argv, rank);
+    if (const int *exit_code = std::get_if<int>(&parsed)) {
+        MPI_Finalize();
+        return *exit_code;
+    }
+    const Command &c = std::get<Command>(parsed);
+    const BenchOptions &o = c.options;
 
     int rc = 0;
     using tucoll::bench::Exchange;
-    if (list_json) {
-        if (rank == 0) std::printf("%s\n", tucoll_registry_json());
-    } else if (list) {
-        if (rank == 0) print_registry();
-    } else if (alltoallv->parsed()) {
-        rc = run_collective(alltoallv_opts, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
-            return std::make_unique<tucoll::bench::AlltoallvExchange>(alltoallv_opts, comm);
-        });
-    } else if (alltoall->parsed()) {
-        alltoall_opts.dist = "-";  // every block --size bytes
-        rc = run_collective(alltoall_opts, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
-            return std::make_unique<tucoll::bench::AlltoallExchange>(alltoall_opts, comm);
-        });
-    } else if (allgather->parsed()) {
-        allgather_opts.dist = "-";  // every rank contributes --size bytes
-        rc = run_collective(allgather_opts, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
-            return std::make_unique<tucoll::bench::AllgatherExchange>(allgather_opts, comm, false, allgather_opts.in_place);
-        });
-    } else if (allgatherv->parsed()) {
-        rc = run_collective(allgatherv_opts, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
-            return std::make_unique<tucoll::bench::AllgatherExchange>(allgatherv_opts, comm, true, allgatherv_opts.in_place);
-        });
-    } else if (crs[0]->parsed() || crs[1]->parsed()) {
-        const int v = crs[1]->parsed() ? 1 : 0;
-        const std::string source = crs_matrix[v].empty() ? crs_opts[v].dist : "matrix:" + crs_matrix[v];
-        rc = run_collective(crs_opts[v], rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
-            return std::make_unique<tucoll::bench::CrsExchange>(crs_opts[v], comm, v == 1, source);
-        });
-    } else if (rank == 0) {
-        std::printf("%s", app.help().c_str());
+    using What = Command::What;
+    switch (c.what) {
+        case What::kListJson:
+            if (rank == 0) std::printf("%s\n", tucoll_registry_json());
+            break;
+        case What::kList:
+            if (rank == 0) print_registry();
+            break;
+        case What::kAlltoallv:
+            rc = run_collective(o, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
+                return std::make_unique<tucoll::bench::AlltoallvExchange>(o, comm);
+            });
+            break;
+        case What::kAlltoall:
+            rc = run_collective(o, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
+                return std::make_unique<tucoll::bench::AlltoallExchange>(o, comm);
+            });
+            break;
+        case What::kAllgather:
+        case What::kAllgatherv:
+            rc = run_collective(o, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
+                return std::make_unique<tucoll::bench::AllgatherExchange>(o, comm, c.what == What::kAllgatherv,
+                                                                          o.in_place);
+            });
+            break;
+        case What::kCrs:
+        case What::kCrsV:
+            rc = run_collective(o, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
+                return std::make_unique<tucoll::bench::CrsExchange>(o, comm, c.what == What::kCrsV, c.crs_source);
+            });
+            break;
+        case What::kHelp:
+            if (rank == 0) std::printf("%s", c.help.c_str());
+            break;
     }
     MPI_Finalize();
     return rc;

@@ -87,6 +87,20 @@ TEST_P(AlltoallvPerAlgorithm, MessagesAboveTheIntLimitPath) {
     detail::set_large_message_limit(0);
 }
 
+// Messages made of many ranges: a type over more ranges than the type cache keeps is described
+// for the call and freed once posted (MPI holds it until the request completes), smaller ones
+// push older ones out by range count. Cutting every block into 7- and 1-byte ranges takes both
+// paths at small P; the second call of each finds the first's types cached or gone.
+TEST_P(AlltoallvPerAlgorithm, BlockListsBeyondTheTypeCache) {
+    detail::set_large_message_limit(7);
+    EXPECT_TRUE(matches(GetParam(), "uniform", "char", Layout::kScattered, 700));
+    EXPECT_TRUE(matches(GetParam(), "uniform", "char", Layout::kScattered, 700));
+    detail::set_large_message_limit(1);
+    EXPECT_TRUE(matches(GetParam(), "onehuge", "char", Layout::kScattered, 2000));
+    EXPECT_TRUE(matches(GetParam(), "uniform", "char", Layout::kPacked, 1500));
+    detail::set_large_message_limit(0);
+}
+
 // MPI_IN_PLACE: data is taken from recvbuf with the receive layout, which needs a symmetric
 // count matrix (what i sends to j is what j receives from i).
 TEST_P(AlltoallvPerAlgorithm, InPlace) {

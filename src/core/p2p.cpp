@@ -12,8 +12,14 @@ namespace {
 int64_t limit = INT_MAX;
 
 // Datatypes of block lists kept per communicator: enough for the rounds of one call at the
-// radices and sizes in use, few enough that a lookup stays cheap.
+// radices and sizes in use, few enough that a lookup stays cheap. The cache is also bounded in
+// ranges (each costs this copy plus MPI's own, some 36 bytes): a type has up to P/2 ranges and a
+// call up to 2 w (r - 1) types, so without a bound the cache grew as P^2 log P per rank (2 MB per
+// rank at P = 4096, radix 2) and its memory, not the exchange, limited simulations at scale.
+// Larger lists are described afresh each call and freed once posted.
 constexpr size_t kCachedTypes = 48;
+constexpr size_t kCachedRanges = 2048;
+constexpr size_t kLargestCachedType = kCachedRanges / 4;
 
 // A datatype of exactly `bytes` bytes: `bytes / chunk` chunks followed by the remainder. The
 // chunk is the large-message limit itself, so every count stays within int.
@@ -169,18 +175,21 @@ void Requests::post_list(const BlockList &blocks, int peer, Tag phase, MPI_Comm 
         return is_recv ? recv(p, blocks.total_, peer, phase, comm) : send(p, blocks.total_, peer, phase, comm);
     }
     MPI_Datatype type;
-    int rc = list_type(blocks, &type);
+    bool cached = true;
+    int rc = list_type(blocks, &type, &cached);
     if (rc != MPI_SUCCESS) return fault(rc);
     MPI_Request req = MPI_REQUEST_NULL;
     rc = is_recv ? MPI_Irecv(MPI_BOTTOM, 1, type, peer, tag(phase), comm, &req)
                  : MPI_Isend(MPI_BOTTOM, 1, type, peer, tag(phase), comm, &req);
+    if (!cached) MPI_Type_free(&type);  // the request holds it until it completes
     if (rc != MPI_SUCCESS) return fault(mpi_fail(rc, is_recv ? "MPI_Irecv" : "MPI_Isend"));
     post(req, peer, is_recv ? blocks.total_ : -1);
 }
 
 // The hindexed type over the list's ranges (cut at the large-message limit so that every length
-// fits an int), from the cache when the same ranges were described recently.
-int Requests::list_type(const BlockList &blocks, MPI_Datatype *type) {
+// fits an int), from the cache when the same ranges were described recently. `*cached` false:
+// the caller owns the type and frees it once posted.
+int Requests::list_type(const BlockList &blocks, MPI_Datatype *type, bool *cached) {
     lengths_.clear();
     displs_.clear();
     for (size_t k = 0; k < blocks.ptrs_.size(); ++k) {
@@ -192,6 +201,7 @@ int Requests::list_type(const BlockList &blocks, MPI_Datatype *type) {
         }
     }
     ++uses_;
+    *cached = true;
     for (CachedType &c : types_) {
         if (c.lengths == lengths_ && c.displs == displs_) {
             c.used = uses_;
@@ -203,15 +213,26 @@ int Requests::list_type(const BlockList &blocks, MPI_Datatype *type) {
     TUCOLL_MPI(MPI_Type_create_hindexed(static_cast<int>(lengths_.size()), lengths_.data(), displs_.data(), MPI_BYTE,
                                         &created));
     TUCOLL_MPI(MPI_Type_commit(&created));
-    if (types_.size() < kCachedTypes) types_.emplace_back();
-    CachedType &slot = *std::min_element(types_.begin(), types_.end(),
-                                         [](const CachedType &a, const CachedType &b) { return a.used < b.used; });
-    if (slot.type != MPI_DATATYPE_NULL) MPI_Type_free(&slot.type);  // MPI keeps it while requests use it
-    slot.lengths = lengths_;
-    slot.displs = displs_;
-    slot.type = created;
-    slot.used = uses_;
     *type = created;
+    if (lengths_.size() > kLargestCachedType) {
+        *cached = false;
+        return MPI_SUCCESS;
+    }
+    // Least recently used first out, until the new type fits both bounds. MPI keeps a freed type
+    // while requests use it.
+    auto ranges = [this] {
+        size_t n = 0;
+        for (const CachedType &c : types_) n += c.lengths.size();
+        return n;
+    };
+    auto by_use = [](const CachedType &a, const CachedType &b) { return a.used < b.used; };
+    while (!types_.empty() && (types_.size() >= kCachedTypes || ranges() + lengths_.size() > kCachedRanges)) {
+        auto oldest = std::min_element(types_.begin(), types_.end(), by_use);
+        MPI_Type_free(&oldest->type);
+        if (oldest != types_.end() - 1) *oldest = std::move(types_.back());
+        types_.pop_back();
+    }
+    types_.push_back({lengths_, displs_, created, uses_});
     return MPI_SUCCESS;
 }
 

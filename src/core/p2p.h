@@ -100,7 +100,7 @@ class Requests {
     };
     void post(MPI_Request req, int peer, int64_t bytes);
     void post_list(const BlockList &blocks, int peer, Tag phase, MPI_Comm comm, bool is_recv);
-    int list_type(const BlockList &blocks, MPI_Datatype *type);
+    int list_type(const BlockList &blocks, MPI_Datatype *type, bool *cached);
     void check_completed(size_t i, const MPI_Status &status, bool status_has_error);
     void complete(bool blocking);
 
