@@ -158,3 +158,16 @@ def test_flow_estimates_come_from_the_library():
     assert flows("tuna:radix=255", 256, 32) == 256 * 255  # every block direct: all rounds at once
     assert flows("vendor", 256, 32) == 0  # unknown: never refused
     assert flows("tuna:radix=300", 256, 32) == 0  # not valid there: the bench says why
+
+
+def test_runs_past_the_kernels_mapping_limit_drop_guard_pages_or_say_what_to_raise():
+    from tucoll import sim as simulation
+
+    assert simulation.mapping_options(4096, 65530) == []
+    assert simulation.mapping_options(6144, 65530) == ["--cfg=contexts/guard-size:0"]
+    assert simulation.mapping_options(8192, None) == []  # not Linux: nothing to check
+    with pytest.raises(simulation.SimError, match=r"vm.max_map_count = 65,530.*sysctl -w vm.max_map_count=131072"):
+        simulation.mapping_options(8192, 65530)
+    assert simulation.mapping_options(8192, 262144) == []
+    with pytest.raises(simulation.SimError, match=r"sysctl -w vm.max_map_count=262144"):
+        simulation.mapping_options(16384, 131072)
