@@ -149,15 +149,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
     console.print(f"{recording}: {note}")
     target = sweep_target(args)
     dataset = Path(args.dataset) if args.dataset else recording / f"replay-{target.source}.csv.gz"
-    nprocs = args.np
-    replay.replay(target, dataset, patterns, nprocs, args.resize, args.grid, args.alg or [], console)
+    replay.replay(target, dataset, patterns, args.np, args.resize, args.grid, args.alg or [], console)
 
     base = json.loads(Path(args.base).read_text())
     features = base["features"]
     sharing = tuning.reduction_sharing(args.library_build_dir)
     data = tuning.load([dataset])
     data = data[data["source"] == target.source]
-    shapes = [s for s in replay.shapes(data, patterns, args.resize, features, sharing) if s.nprocs in nprocs]
+    shapes = [s for s in replay.shapes(data, patterns, args.resize, features, sharing) if s.nprocs in args.np]
     if not shapes:
         raise replay.TuneError(f"{dataset}: no pattern was measured with every candidate")
     table = replay.build_table(base, shapes, recording, features)

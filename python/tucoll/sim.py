@@ -151,11 +151,11 @@ def mapping_options(nprocs: int, limit: int | None) -> list[str]:
     default limit hold up to about 6 900 ranks instead of 5 600; beyond that the limit has to be
     raised.
     """
-    if limit is None or nprocs * MAPS_PER_RANK + MAPS_BASE <= limit:
-        return []
-    if nprocs * (MAPS_PER_RANK - MAPS_OF_GUARDS) + MAPS_BASE <= limit:
-        return ["--cfg=contexts/guard-size:0"]
     needed = nprocs * MAPS_PER_RANK + MAPS_BASE
+    if limit is None or needed <= limit:
+        return []
+    if needed - nprocs * MAPS_OF_GUARDS <= limit:
+        return ["--cfg=contexts/guard-size:0"]
     raise SimError(f"simulating {nprocs} ranks maps about {needed:,} memory regions in one process (a copy of the "
                    f"program and a stack per rank), more than the kernel allows (vm.max_map_count = {limit:,}); "
                    f"raise it, e.g. `sudo sysctl -w vm.max_map_count={1 << (needed - 1).bit_length()}`")
