@@ -1,7 +1,9 @@
 """The SimGrid target: a small simulated run is correct and deterministic; the tool's guards hold."""
 
 import io
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +12,7 @@ import pandas as pd
 import pytest
 
 from tucoll.build import MATRIX_DIR
+from tucoll.sim import PLATFORM_DIR
 
 SIM_BUILD = Path(os.environ.get("TUCOLL_SIM_BUILD_DIR", Path(__file__).resolve().parents[2] / "build-sim"))
 
@@ -171,3 +174,42 @@ def test_runs_past_the_kernels_mapping_limit_drop_guard_pages_or_say_what_to_rai
     assert simulation.mapping_options(8192, 262144) == []
     with pytest.raises(simulation.SimError, match=r"sysctl -w vm.max_map_count=262144"):
         simulation.mapping_options(16384, 131072)
+
+
+def routes(platform, *pairs):
+    """The links of the route between each pair of hosts, by SimGrid's own routing (tests/sim/routes.cpp)."""
+    prefix = Path(json.loads((SIM_BUILD / "build-info.json").read_text())["mpiexec"]).parents[1]
+    tool = SIM_BUILD / "routes"
+    source = Path(__file__).resolve().parents[1] / "sim" / "routes.cpp"
+    if not tool.is_file() or tool.stat().st_mtime < source.stat().st_mtime:
+        subprocess.run([os.environ.get("CXX", "c++"), "-std=c++17", "-O1", str(source), "-o", str(tool),
+                        f"-I{prefix / 'include'}", f"-L{prefix / 'lib'}", f"-Wl,-rpath,{prefix / 'lib'}", "-lsimgrid"],
+                       check=True)
+    hosts = [f"{platform}-{node}.sim" for pair in pairs for node in pair]
+    out = subprocess.run([str(tool), str(PLATFORM_DIR / f"{platform}-like.xml"), *hosts, "--log=root.thres:critical"],
+                         capture_output=True, text=True, check=True).stdout
+    return [line.split()[2:] for line in out.splitlines()]
+
+
+def test_dragonfly_global_links_leave_from_the_senders_chassis():
+    # polaris-like: 4 groups of 4 chassis of 4 routers of 4 nodes; node n is in group n // 64,
+    # chassis n % 64 // 16, blade n % 16 // 4. sim/simgrid-patches/dragonfly-global-links.patch.
+    def kinds(route):
+        return [re.match(r"(local|green|black|blue)_link", link).group(1) for link in route]
+
+    # From group 0 chassis 1 to group 1 chassis 2: out through chassis 1's global link, then
+    # across group 1's chassis; never through chassis 0 of the sender's group.
+    (route,) = routes("polaris", (20, 100))
+    assert kinds(route) == ["local", "blue", "green", "black", "local"]
+    assert "black_link_in_group_1_between_chassis_1_and_2" in route[3]
+
+    # Each chassis has its own share of the pair's global links.
+    blue = {next(link for link in route if link.startswith("blue")) for route in
+            routes("polaris", (4, 100), (20, 100), (36, 100), (52, 100))}
+    assert len(blue) == 4
+
+    # Inside a group, after the green hop the route stays in the chassis it is in (SimGrid 4.1
+    # went on from chassis 0: from chassis 2 to chassis 0 it skipped the black hop).
+    (route,) = routes("polaris", (36, 12))
+    assert kinds(route) == ["local", "green", "black", "local"]
+    assert "green_link_in_chassis_2" in route[1] and "between_chassis_0_and_2_blade_3" in route[2]
