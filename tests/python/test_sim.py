@@ -197,16 +197,17 @@ def test_dragonfly_global_links_leave_from_the_senders_chassis():
     def kinds(route):
         return [re.match(r"(local|green|black|blue)_link", link).group(1) for link in route]
 
-    # From group 0 chassis 1 to group 1 chassis 2: out through chassis 1's global link, then
-    # across group 1's chassis; never through chassis 0 of the sender's group.
+    # From group 0 chassis 1 blade 1 to group 1 chassis 2 blade 1: out through the sender's own
+    # router's global link to the router at the same place in group 1, then across its chassis;
+    # never through chassis 0 of the sender's group.
     (route,) = routes("polaris", (20, 100))
-    assert kinds(route) == ["local", "blue", "green", "black", "local"]
-    assert "black_link_in_group_1_between_chassis_1_and_2" in route[3]
+    assert kinds(route) == ["local", "blue", "black", "local"]
+    assert "black_link_in_group_1_between_chassis_1_and_2_blade_1" in route[2]
 
-    # Each chassis has its own share of the pair's global links.
+    # Every router has its own share of the pair's global links.
     blue = {next(link for link in route if link.startswith("blue")) for route in
-            routes("polaris", (4, 100), (20, 100), (36, 100), (52, 100))}
-    assert len(blue) == 4
+            routes("polaris", (4, 100), (20, 100), (36, 100), (52, 100), (16, 100), (24, 100))}
+    assert len(blue) == 6
 
     # Inside a group, after the green hop the route stays in the chassis it is in (SimGrid 4.1
     # went on from chassis 0: from chassis 2 to chassis 0 it skipped the black hop).
