@@ -192,7 +192,7 @@ def tuna_specs(nprocs: int, radices=RADICES) -> tuple[str, ...]:
     return tuple(f"tuna:radix={r}" for r in radices if r < nprocs - 1)
 
 
-# At P = 4096 one spec takes about 10 minutes and 14 GB here (RESULTS section 6): 16 B only, one
+# At P = 4096 one spec takes about 6 minutes and 6.5 GB here (RESULTS section 6): 16 B only, one
 # simulation per radix so that each result is stored as soon as it is there.
 LARGE_TREND_NPROCS = 4096
 LARGE_TREND_RADICES = (2, 4, 8, 16, 32, 64)
