@@ -191,7 +191,7 @@ def routes(platform, *pairs):
     return [line.split()[2:] for line in out.splitlines()]
 
 
-def test_dragonfly_global_links_leave_from_the_senders_chassis():
+def test_dragonfly_global_links_leave_from_the_senders_router():
     # polaris-like: 4 groups of 4 chassis of 4 routers of 4 nodes; node n is in group n // 64,
     # chassis n % 64 // 16, blade n % 16 // 4. sim/simgrid-patches/dragonfly-global-links.patch.
     def kinds(route):
