@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from tucoll.build import MATRIX_DIR
-from tucoll.sim import PLATFORM_DIR
+from tucoll.sim import Platform
 
 SIM_BUILD = Path(os.environ.get("TUCOLL_SIM_BUILD_DIR", Path(__file__).resolve().parents[2] / "build-sim"))
 
@@ -185,8 +185,9 @@ def routes(platform, *pairs):
         subprocess.run([os.environ.get("CXX", "c++"), "-std=c++17", "-O1", str(source), "-o", str(tool),
                         f"-I{prefix / 'include'}", f"-L{prefix / 'lib'}", f"-Wl,-rpath,{prefix / 'lib'}", "-lsimgrid"],
                        check=True)
-    hosts = [f"{platform}-{node}.sim" for pair in pairs for node in pair]
-    out = subprocess.run([str(tool), str(PLATFORM_DIR / f"{platform}-like.xml"), *hosts, "--log=root.thres:critical"],
+    platform = Platform.load(platform)
+    hosts = [platform.hosts[node] for pair in pairs for node in pair]
+    out = subprocess.run([str(tool), str(platform.file), *hosts, "--log=root.thres:critical"],
                          capture_output=True, text=True, check=True).stdout
     return [line.split()[2:] for line in out.splitlines()]
 
@@ -200,17 +201,17 @@ def test_dragonfly_global_links_leave_from_the_senders_router():
     # From group 0 chassis 1 blade 1 to group 1 chassis 2 blade 1: out through the sender's own
     # router's global link to the router at the same place in group 1, then across its chassis;
     # never through chassis 0 of the sender's group.
-    (route,) = routes("polaris", (20, 100))
+    (route,) = routes("polaris-like", (20, 100))
     assert kinds(route) == ["local", "blue", "black", "local"]
     assert "black_link_in_group_1_between_chassis_1_and_2_blade_1" in route[2]
 
     # Every router has its own share of the pair's global links.
     blue = {next(link for link in route if link.startswith("blue")) for route in
-            routes("polaris", (4, 100), (20, 100), (36, 100), (52, 100), (16, 100), (24, 100))}
+            routes("polaris-like", (4, 100), (20, 100), (36, 100), (52, 100), (16, 100), (24, 100))}
     assert len(blue) == 6
 
     # Inside a group, after the green hop the route stays in the chassis it is in (SimGrid 4.1
     # went on from chassis 0: from chassis 2 to chassis 0 it skipped the black hop).
-    (route,) = routes("polaris", (36, 12))
+    (route,) = routes("polaris-like", (36, 12))
     assert kinds(route) == ["local", "green", "black", "local"]
     assert "green_link_in_chassis_2" in route[1] and "between_chassis_0_and_2_blade_3" in route[2]
