@@ -68,6 +68,11 @@ std::string build_crs(const std::string &source, bool variable, int64_t size, co
     return "";
 }
 
+namespace {
+// The reference runs alone on the bench's communicator, after the exchange it checks.
+constexpr int kReferenceTag = 0x7e5;
+}  // namespace
+
 int crs_reference(const CrsInput &in, const TypePair &types, MPI_Comm comm, CrsResult *out) {
     int p = 1;
     MPI_Comm_size(comm, &p);
@@ -98,8 +103,23 @@ int crs_reference(const CrsInput &in, const TypePair &types, MPI_Comm comm, CrsR
                  packed.data() + cursor[in.dest[k]], n, &position, comm);
         cursor[in.dest[k]] += n;
     }
-    rc = PMPI_Alltoallv(packed.data(), bytes.data(), sdispls.data(), MPI_BYTE, received.data(), rcounts.data(),
-                        rdispls.data(), MPI_BYTE, comm);
+    // Point to point with the pairs that have a message, not the vendor's MPI_Alltoallv: that
+    // posts P requests per rank even for empty blocks, and SimGrid completes them one waitany at
+    // a time: at P = 1024 the check ran for minutes where the run without it took 24 s.
+    std::vector<MPI_Request> requests;
+    for (int s = 0; s < p; ++s) {
+        if (recv_meta[2 * s] == 0) continue;
+        requests.emplace_back();
+        rc = PMPI_Irecv(received.data() + rdispls[s], rcounts[s], MPI_BYTE, s, kReferenceTag, comm, &requests.back());
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    for (int d = 0; d < p; ++d) {
+        if (messages[d] == 0) continue;
+        requests.emplace_back();
+        rc = PMPI_Isend(packed.data() + sdispls[d], bytes[d], MPI_BYTE, d, kReferenceTag, comm, &requests.back());
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    rc = PMPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) return rc;
     // With at most one message per pair (what the workloads generate) the bytes from a source
     // are that message.
