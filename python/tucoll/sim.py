@@ -131,6 +131,7 @@ def without_options(args: list[str], names: tuple[str, ...]) -> list[str]:
 # Measured on tuna:radix=4 runs: 11 370 mappings at P = 1024 (9 322 without guard pages) and
 # 68 714 at P = 8192 while running.
 MAPS_PER_RANK = 11
+SHARED_BLOCK_BYTES = 64 << 20
 MAPS_OF_GUARDS = 2
 MAPS_BASE = 4096
 
@@ -190,7 +191,12 @@ def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str],
         "--log=root.thres:warning",
     ]
     if run.shared_buffers:
-        cfg.append("--cfg=smpi/shared-malloc:global")
+        # Global shared malloc maps one file block over and over a buffer: one mapping per block.
+        # With SimGrid's 1 MiB blocks, P = 4096 at 1 KiB (4 MiB buffers) passed the kernel's
+        # limit of mappings while allocating ("Could not map folded virtual memory"); with 64 MiB
+        # blocks a buffer under 64 MiB is one or two. The block is mapped, not copied: its size
+        # costs nothing per rank (smaller buffers map only their own pages).
+        cfg += ["--cfg=smpi/shared-malloc:global", f"--cfg=smpi/shared-malloc-blocksize:{SHARED_BLOCK_BYTES}"]
     cfg += mapping_options(run.nprocs, max_map_count())
     cmd = [build.mpiexec, "-np", str(run.nprocs), "-platform", str(run.platform.file), "-hostfile", str(hostfile),
            *cfg, str(build.binary(run.program)), *args]
