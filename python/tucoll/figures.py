@@ -132,13 +132,21 @@ def run_case(build: Build, case: Case, done: set[tuple], timeout: float | None) 
                      check=not case.shared_buffers)
     started = time.monotonic()
     proc = sim.simulate(build, run, timeout=timeout)
-    wall = time.monotonic() - started
-    rows = pd.read_csv(io.StringIO(sim.relabel_mapping(proc.stdout, case.mapping)),
+    return store_output(case, specs, sizes, proc.stdout, time.monotonic() - started, proc.stderr)
+
+
+def store_output(case: Case, specs: list[str], sizes: list[str], stdout: str, wall: float,
+                 stderr: str = "") -> int:
+    """Stores what tucoll-bench printed for `specs` at `sizes` of `case`; returns the rows added.
+
+    Also for a simulation of exactly that case run by hand (`tucoll sim ... --format csv`), such as
+    one too long for a figure's run, whose printed CSV is kept with its wall time."""
+    rows = pd.read_csv(io.StringIO(sim.relabel_mapping(stdout, case.mapping)),
                        dtype={"params": str, "ok": str, "path": str}, keep_default_na=False)
     requested_sizes = [size_bytes(s) for s in sizes] or [-1]
     if len(rows) != len(requested_sizes) * len(specs):
-        raise sim.SimError(f"expected {len(requested_sizes) * len(specs)} rows from {case}, got:\n{proc.stdout}\n"
-                           f"{proc.stderr}")
+        raise sim.SimError(f"expected {len(requested_sizes) * len(specs)} rows from {case}, got:\n{stdout}\n"
+                           f"{stderr}")
     # tucoll-bench prints sizes in turn and, within a size, the algorithms in --alg order.
     rows.insert(0, "requested", [spec for _ in requested_sizes for spec in specs])
     rows["requested_size"] = [size for size in requested_sizes for _ in specs]
@@ -229,13 +237,32 @@ def plot_radix_trends(data: pd.DataFrame, out: Path) -> str:
     return "\n".join(lines)
 
 
+# Past P = 1024, the radices that won at smaller P and their neighbours, one simulation per spec so
+# that each result is stored as soon as it is there (RESULTS section 6 has their cost). The vendor
+# posts P^2 messages: at 16 B it takes 5 minutes at 2048 and 22 at 4096; at 1 KiB 11 minutes
+# already at 1024, so past it 1 KiB and 16 KiB are TuNA only, with the radix that won at 1024
+# (TuNA r = 32 at 1 KiB and 4096 alone took 29 minutes). The 16 B radices at 4096 are the radix
+# trends' own cases.
+LARGE_SCALING = (
+    (2048, "16", ("vendor",) + tuna_specs(2048, (2, 4, 8, 16, 32))),
+    (4096, "16", ("vendor",)),
+    (2048, "1K", tuna_specs(2048, (16, 32))),
+    (4096, "1K", tuna_specs(4096, (32,))),
+    (2048, "16K", tuna_specs(2048, (32,))),
+)
+
+
 def vendor_cases(registry: dict) -> list[Case]:
     # Cheapest first (P, then S): a figure cut short by its time budget still spans the P range.
     cases = [Case("polaris-like", p, "alltoallv", ("vendor",) + tuna_specs(p), sizes=(size,))
-             for p in SCALING_NPROCS for size in TREND_SIZES]
-    # P = 2048 last: minutes of setup alone and several more for the vendor's call; small S only.
-    return cases + [Case("polaris-like", 2048, "alltoallv", ("vendor", "tuna:radix=2", "tuna:radix=4",
-                                                             "tuna:radix=32"), sizes=("16",))]
+             for p in SCALING_NPROCS for size in TREND_SIZES if (p, size) != (1024, "16K")]
+    # The vendor alone runs for tens of minutes at P = 1024 and 16 KiB: there, one simulation per
+    # spec, the vendor last, so that the radices are stored whatever becomes of it.
+    cases += [Case("polaris-like", 1024, "alltoallv", (spec,), sizes=("16K",))
+              for spec in tuna_specs(1024) + ("vendor",)]
+    large = [Case("polaris-like", p, "alltoallv", (spec,), sizes=(size,))
+             for p, size, specs in LARGE_SCALING for spec in specs]
+    return cases + large + [c for c in radix_trend_cases(registry) if c.nprocs == LARGE_TREND_NPROCS]
 
 
 def plot_vendor(data: pd.DataFrame, out: Path) -> str:
@@ -245,21 +272,27 @@ def plot_vendor(data: pd.DataFrame, out: Path) -> str:
     for (size, nprocs), group in data.groupby(["size", "nprocs"]):
         vendor = group[group["requested"] == "vendor"]["median_us"]
         tuna = group[group["requested"].str.startswith("tuna")]
-        if vendor.empty or tuna.empty:
+        if tuna.empty:
             continue
         best = tuna.loc[tuna["median_us"].idxmin()]
-        summary.append({"size": size, "nprocs": nprocs, "vendor": vendor.iloc[0], "tuna": best["median_us"],
-                        "radix": best["requested"].split("=")[1]})
+        # Where the vendor was not simulated (large P and S, section 2) TuNA stands alone.
+        summary.append({"size": size, "nprocs": nprocs, "vendor": vendor.iloc[0] if not vendor.empty else np.nan,
+                        "tuna": best["median_us"], "radix": best["requested"].split("=")[1]})
     table = pd.DataFrame(summary)
     for i, (size, group) in enumerate(table.groupby("size")):
         group = group.sort_values("nprocs")
+        paired = group.dropna(subset=["vendor"])
         color = f"C{i}"  # one colour per S: dashed vendor, solid TuNA
-        left.plot(group["nprocs"], group["vendor"], marker="s", linestyle="--", color=color,
+        left.plot(paired["nprocs"], paired["vendor"], marker="s", linestyle="--", color=color,
                   label=f"vendor, S = {human(size)}")
         left.plot(group["nprocs"], group["tuna"], marker="o", color=color, label=f"TuNA best r, S = {human(size)}")
-        right.plot(group["nprocs"], group["vendor"] / group["tuna"], marker="o", color=color,
+        right.plot(paired["nprocs"], paired["vendor"] / paired["tuna"], marker="o", color=color,
                    label=f"S = {human(size)}")
         for _, row in group.iterrows():
+            if np.isnan(row["vendor"]):
+                lines.append(f"P = {row['nprocs']}, S = {human(size)}: vendor not simulated, "
+                             f"TuNA r={row['radix']} {row['tuna']:.1f} us")
+                continue
             right.annotate(f"r={row['radix']}", (row["nprocs"], row["vendor"] / row["tuna"]), fontsize=7,
                            textcoords="offset points", xytext=(3, 3))
             lines.append(f"P = {row['nprocs']}, S = {human(size)}: vendor {row['vendor']:.1f} us, "
@@ -282,6 +315,15 @@ HIER_NPROCS = (96, 192, 384)
 HIER_SIZES = ("16", "16K")  # the ends of the paper's range, where it reports opposite winners
 
 
+# 16, 32 and 64 nodes: only the pair of each variant that won at 8 nodes, and flat TuNA (a search
+# there would cost hours: staggered alone runs past 15 minutes at P = 1536, RESULTS section 6).
+HIER_LARGE_NPROCS = (768, 1536, 3072)
+HIER_LARGE_SPECS = {  # staggered, the longest to simulate, last
+    "16": ("tuna_coalesced:radix=2,block_count=32", "tuna:radix=16", "tuna_staggered:radix=2,block_count=32"),
+    "16K": ("tuna_coalesced:radix=16,block_count=32", "tuna:radix=16", "tuna_staggered:radix=2,block_count=4"),
+}
+
+
 def hier_specs() -> tuple[str, ...]:
     # A coordinate search: radix swept at the default block_count, block_count at radix 2.
     specs = []
@@ -297,7 +339,9 @@ def hier_cases(registry: dict) -> list[Case]:
     # One simulation per spec: at P = 192 and 16 KiB a run of all of them ended in a segfault of
     # the simulator after minutes (docs/RESULTS.md), which should cost only the spec involved.
     return [Case("fugaku-like", p, "alltoallv", (spec,), sizes=(size,))
-            for p in HIER_NPROCS for size in HIER_SIZES for spec in hier_specs() + ("tuna:radix=16",)]
+            for p in HIER_NPROCS for size in HIER_SIZES for spec in hier_specs() + ("tuna:radix=16",)] + \
+           [Case("fugaku-like", p, "alltoallv", (spec,), sizes=(size,))
+            for p in HIER_LARGE_NPROCS for size, specs in HIER_LARGE_SPECS.items() for spec in specs]
 
 
 def plot_hier(data: pd.DataFrame, out: Path) -> str:
@@ -372,7 +416,7 @@ def plot_sparbit(data: pd.DataFrame, out: Path) -> str:
 
 
 SPARSE_MATRICES = ("lp_woodw", "bibd_49_3", "msc01050", "radfr1")
-SPARSE_NPROCS = (32, 64, 128, 256, 512)
+SPARSE_NPROCS = (32, 64, 128, 256, 512, 1024, 2048)
 
 
 def sparse_cases(registry: dict) -> list[Case]:
