@@ -139,8 +139,9 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
             row.mapping = options.mapping;
         }
         // Results are checked on each candidate's last timed call. The reference is the `vendor`
-        // candidate's own result when it is among them (it runs first), else one extra call of
-        // the MPI library's collective before the timed loop.
+        // candidate's own result when it is among them (it runs first), else one extra exchange
+        // through the MPI library before the timed loop (its collective; for the sparse
+        // exchanges, which have none, its MPI_Alltoall of counts and point-to-point messages).
         size_t vendor = specs.size();
         for (size_t a = 0; a < specs.size(); ++a) {
             if (specs[a] == "vendor") vendor = a;

@@ -316,7 +316,7 @@ HIER_SIZES = ("16", "16K")  # the ends of the paper's range, where it reports op
 
 
 # 16, 32 and 64 nodes: only the pair of each variant that won at 8 nodes, and flat TuNA (a search
-# there would cost hours: staggered alone runs past 15 minutes at P = 1536, RESULTS section 6).
+# there would cost hours: at P = 1536 coalesced alone runs past 15 minutes, RESULTS section 3).
 HIER_LARGE_NPROCS = (768, 1536, 3072)
 HIER_LARGE_SPECS = {  # staggered, the longest to simulate, last
     "16": ("tuna_coalesced:radix=2,block_count=32", "tuna:radix=16", "tuna_staggered:radix=2,block_count=32"),
