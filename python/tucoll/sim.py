@@ -131,9 +131,20 @@ def without_options(args: list[str], names: tuple[str, ...]) -> list[str]:
 # Measured on tuna:radix=4 runs: 11 370 mappings at P = 1024 (9 322 without guard pages) and
 # 68 714 at P = 8192 while running.
 MAPS_PER_RANK = 11
-SHARED_BLOCK_BYTES = 64 << 20
 MAPS_OF_GUARDS = 2
 MAPS_BASE = 4096
+
+# Global shared malloc maps one block of a file over and over each shared buffer, one mapping per
+# whole block (the rest of a buffer, and any buffer under a block, is one mapping, counted in
+# MAPS_PER_RANK). Small blocks keep every buffer on the same few physical pages, which the
+# algorithms' local copies then find in cache: allgather at P = 32 up to 1 MiB per rank takes
+# 3.3 s of wall time with SimGrid's 1 MiB block and 4.6 s with 64 MiB. But a buffer of many
+# blocks is many mappings: P = 4096 at 1 KiB (4 MiB buffers) passed the kernel's limit with 1 MiB
+# blocks while allocating ("Could not map folded virtual memory"). So the block is the smallest
+# that keeps the run within the limit.
+SHARED_BLOCK_MIN = 1 << 20  # SimGrid's default
+SHARED_BLOCK_MAX = 64 << 20
+SHARED_BUFFERS_PER_RANK = 4  # the bench's send and receive buffers and the algorithm's scratch, with room
 
 
 def max_map_count() -> int | None:
@@ -143,16 +154,59 @@ def max_map_count() -> int | None:
         return None
 
 
-def mapping_options(nprocs: int, limit: int | None) -> list[str]:
+def shared_views(buffer_bytes: int, block: int) -> int:
+    """Mappings a rank's shared buffers of up to `buffer_bytes` add with blocks of `block` bytes."""
+    return SHARED_BUFFERS_PER_RANK * (buffer_bytes // block)
+
+
+def shared_block_bytes(nprocs: int, buffer_bytes: int | None, limit: int | None) -> int:
+    """The shared-malloc block for `nprocs` ranks whose largest buffer is `buffer_bytes` (None:
+    not known, as for a pattern file or an application): the smallest, from SimGrid's 1 MiB up,
+    that keeps the run's mappings within the kernel's `limit`."""
+    if buffer_bytes is None:
+        return SHARED_BLOCK_MAX
+    block = SHARED_BLOCK_MIN
+    while (block < SHARED_BLOCK_MAX and limit is not None
+           and nprocs * (MAPS_PER_RANK + shared_views(buffer_bytes, block)) + MAPS_BASE > limit):
+        block *= 2
+    return block
+
+
+def largest_buffer(run: "SimRun") -> int | None:
+    """A rank's largest data buffer in a tucoll-bench collective run: P blocks of the largest
+    --sizes / --size; None when the run does not say (another program, a pattern file)."""
+    args = run.bench_args
+    if run.program != "tucoll-bench" or not args or args[0].startswith("-"):
+        return None
+    if any(a.startswith("file:") for a in args):
+        return None
+    sizes = []
+    for name, value in zip(args, args[1:]):
+        if name in ("--sizes", "--size"):
+            sizes += value.split(",")
+    for arg in args:
+        for name in ("--sizes=", "--size="):
+            if arg.startswith(name):
+                sizes += arg[len(name):].split(",")
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    try:
+        largest = max(int(s[:-1]) * units[s[-1]] if s[-1:] in units else int(s) for s in sizes)
+    except ValueError:  # no sizes, or one this parser does not read: the bench decides
+        return None
+    return run.nprocs * largest
+
+
+def mapping_options(nprocs: int, limit: int | None, views_per_rank: int = 0) -> list[str]:
     """SimGrid options that keep a run of `nprocs` ranks within the kernel's `limit` of memory
-    mappings per process (vm.max_map_count, 65 530 by default), or SimError when none can.
+    mappings per process (vm.max_map_count, 65 530 by default), or SimError when none can;
+    `views_per_rank`: the mappings a rank's shared buffers add beyond one per buffer.
 
     Past the limit the simulator dies while loading rank copies ("dlopen failed: failed to map
     segment"). Dropping the stacks' guard pages saves two mappings per rank, which lets the
     default limit hold up to about 6 900 ranks instead of 5 600; beyond that the limit has to be
     raised.
     """
-    needed = nprocs * MAPS_PER_RANK + MAPS_BASE
+    needed = nprocs * (MAPS_PER_RANK + views_per_rank) + MAPS_BASE
     if limit is None or needed <= limit:
         return []
     if needed - nprocs * MAPS_OF_GUARDS <= limit:
@@ -190,14 +244,13 @@ def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str],
         "--cfg=contexts/stack-size:2048",
         "--log=root.thres:warning",
     ]
+    limit, views = max_map_count(), 0
     if run.shared_buffers:
-        # Global shared malloc maps one file block over and over a buffer: one mapping per block.
-        # With SimGrid's 1 MiB blocks, P = 4096 at 1 KiB (4 MiB buffers) passed the kernel's
-        # limit of mappings while allocating ("Could not map folded virtual memory"); with 64 MiB
-        # blocks a buffer under 64 MiB is one or two. The block is mapped, not copied: its size
-        # costs nothing per rank (smaller buffers map only their own pages).
-        cfg += ["--cfg=smpi/shared-malloc:global", f"--cfg=smpi/shared-malloc-blocksize:{SHARED_BLOCK_BYTES}"]
-    cfg += mapping_options(run.nprocs, max_map_count())
+        buffer_bytes = largest_buffer(run)
+        block = shared_block_bytes(run.nprocs, buffer_bytes, limit)
+        views = shared_views(buffer_bytes or 0, block)
+        cfg += ["--cfg=smpi/shared-malloc:global", f"--cfg=smpi/shared-malloc-blocksize:{block}"]
+    cfg += mapping_options(run.nprocs, limit, views)
     cmd = [build.mpiexec, "-np", str(run.nprocs), "-platform", str(run.platform.file), "-hostfile", str(hostfile),
            *cfg, str(build.binary(run.program)), *args]
     env = dict(os.environ)

@@ -163,6 +163,33 @@ def test_flow_estimates_come_from_the_library():
     assert flows("tuna:radix=300", 256, 32) == 0  # not valid there: the bench says why
 
 
+def test_shared_buffers_take_the_smallest_block_the_mapping_limit_allows():
+    from tucoll import sim as simulation
+
+    MiB = 1 << 20
+    # Small runs keep SimGrid's 1 MiB block (their copies stay in cache).
+    assert simulation.shared_block_bytes(256, 256 * 64 * 1024, 65530) == MiB
+    # P = 4096 at 1 KiB: 4 MiB buffers, which 1 MiB blocks took past the default limit.
+    assert simulation.shared_block_bytes(4096, 4 * MiB, 65530) == 8 * MiB
+    assert simulation.shared_block_bytes(4096, 4 * MiB, 1 << 20) == MiB  # a raised limit
+    assert simulation.shared_block_bytes(2048, 32 * MiB, 65530) == 8 * MiB  # four blocks per buffer
+    assert simulation.shared_block_bytes(64, None, 65530) == simulation.SHARED_BLOCK_MAX  # size not known
+    assert simulation.shared_block_bytes(4096, 4 * MiB, None) == MiB  # not Linux: no limit to keep
+
+    platform = simulation.Platform.load("polaris-like")
+
+    def largest(args, program="tucoll-bench"):
+        run = simulation.SimRun(platform, 1024, 32, "sequential", "mpich", args, shared_buffers=True,
+                                check=False, program=program)
+        return simulation.largest_buffer(run)
+
+    assert largest(["alltoallv", "--alg", "tuna:radix=4", "--sizes", "16,1K,16K", "--dist", "uniform"]) == 1024 * 16384
+    assert largest(["allgather", "--size=4K"]) == 1024 * 4096
+    assert largest(["alltoallv", "--dist", "file:pattern.txt:scale=0.1"]) is None
+    assert largest(["alltoallv", "--dist", "uniform"]) is None  # the bench's default size
+    assert largest(["graph.mtx"], program="transitive_closure") is None
+
+
 def test_runs_past_the_kernels_mapping_limit_drop_guard_pages_or_say_what_to_raise():
     from tucoll import sim as simulation
 
