@@ -89,9 +89,7 @@ class Case:
         return args + list(self.workload) + ["--format", "csv"]
 
 
-def size_bytes(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+size_bytes = sim.size_bytes
 
 
 @dataclass

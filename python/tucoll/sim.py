@@ -172,6 +172,13 @@ def shared_block_bytes(nprocs: int, buffer_bytes: int | None, limit: int | None)
     return block
 
 
+def size_bytes(text: str) -> int:
+    """A size as tucoll-bench reads it: bytes, or with a K, M or G suffix (powers of 1024)."""
+    text = text.strip()
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(text[:-1]) * units[text[-1].upper()] if text[-1:].upper() in units else int(text)
+
+
 def largest_buffer(run: "SimRun") -> int | None:
     """A rank's largest data buffer in a tucoll-bench collective run: P blocks of the largest
     --sizes / --size; None when the run does not say (another program, a pattern file)."""
@@ -188,9 +195,8 @@ def largest_buffer(run: "SimRun") -> int | None:
         for name in ("--sizes=", "--size="):
             if arg.startswith(name):
                 sizes += arg[len(name):].split(",")
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     try:
-        largest = max(int(s[:-1]) * units[s[-1]] if s[-1:] in units else int(s) for s in sizes)
+        largest = max(size_bytes(s) for s in sizes)
     except ValueError:  # no sizes, or one this parser does not read: the bench decides
         return None
     return run.nprocs * largest

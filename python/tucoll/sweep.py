@@ -291,12 +291,7 @@ def parse_sizes(text: str) -> list[int]:
     """`paper` (seed 003's 31 levels) or a comma-separated list with optional K/M suffixes."""
     if text == "paper":
         return list(PAPER_SIZES)
-    units = {"K": 1 << 10, "M": 1 << 20}
-    out = []
-    for item in text.split(","):
-        item = item.strip()
-        out.append(int(item[:-1]) * units[item[-1].upper()] if item[-1].upper() in units else int(item))
-    return out
+    return [sim.size_bytes(item) for item in text.split(",")]
 
 
 def run_sweep(sweep: Sweep, console, dry_run: bool = False) -> int:
