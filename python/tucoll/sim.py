@@ -80,14 +80,19 @@ def concurrent_flows(collective: str, spec: str, nprocs: int, ppn: int | None = 
     return max(0, flows)
 
 
-def bench_specs(bench_args: list[str]) -> list[str]:
-    specs, it = [], iter(bench_args)
+def option_values(args: list[str], names: tuple[str, ...]) -> list[str]:
+    """The values given to any of the options `names` (`--alg X` or `--alg=X`), in order."""
+    values, it = [], iter(args)
     for arg in it:
-        if arg == "--alg":
-            specs.append(next(it, ""))
-        elif arg.startswith("--alg="):
-            specs.append(arg[6:])
-    return specs
+        if arg in names:
+            values.append(next(it, ""))
+        else:
+            values += [arg[len(n) + 1:] for n in names if arg.startswith(n + "=")]
+    return values
+
+
+def bench_specs(bench_args: list[str]) -> list[str]:
+    return option_values(bench_args, ("--alg",))
 
 
 @dataclass
@@ -102,6 +107,11 @@ class SimRun:
     check: bool
     all_iterations: bool = False
     program: str = "tucoll-bench"  # or another program of the SimGrid build (an application)
+
+    @property
+    def collective_run(self) -> bool:
+        """A tucoll-bench collective (its first argument), not another program or bench mode."""
+        return self.program == "tucoll-bench" and bool(self.bench_args) and not self.bench_args[0].startswith("-")
 
     def label(self) -> str:
         iterations = ("every iteration simulated" if self.all_iterations else
@@ -159,6 +169,12 @@ def shared_views(buffer_bytes: int, block: int) -> int:
     return SHARED_BUFFERS_PER_RANK * (buffer_bytes // block)
 
 
+def mappings_needed(nprocs: int, views_per_rank: int = 0) -> int:
+    """Memory mappings a run of `nprocs` ranks makes; `views_per_rank`: those its shared buffers
+    add beyond one per buffer."""
+    return nprocs * (MAPS_PER_RANK + views_per_rank) + MAPS_BASE
+
+
 def shared_block_bytes(nprocs: int, buffer_bytes: int | None, limit: int | None) -> int:
     """The shared-malloc block for `nprocs` ranks whose largest buffer is `buffer_bytes` (None:
     not known, as for a pattern file or an application): the smallest, from SimGrid's 1 MiB up,
@@ -167,7 +183,7 @@ def shared_block_bytes(nprocs: int, buffer_bytes: int | None, limit: int | None)
         return SHARED_BLOCK_MAX
     block = SHARED_BLOCK_MIN
     while (block < SHARED_BLOCK_MAX and limit is not None
-           and nprocs * (MAPS_PER_RANK + shared_views(buffer_bytes, block)) + MAPS_BASE > limit):
+           and mappings_needed(nprocs, shared_views(buffer_bytes, block)) > limit):
         block *= 2
     return block
 
@@ -182,19 +198,9 @@ def size_bytes(text: str) -> int:
 def largest_buffer(run: "SimRun") -> int | None:
     """A rank's largest data buffer in a tucoll-bench collective run: P blocks of the largest
     --sizes / --size; None when the run does not say (another program, a pattern file)."""
-    args = run.bench_args
-    if run.program != "tucoll-bench" or not args or args[0].startswith("-"):
+    if not run.collective_run or any(d.startswith("file:") for d in option_values(run.bench_args, ("--dist",))):
         return None
-    if any(a.startswith("file:") for a in args):
-        return None
-    sizes = []
-    for name, value in zip(args, args[1:]):
-        if name in ("--sizes", "--size"):
-            sizes += value.split(",")
-    for arg in args:
-        for name in ("--sizes=", "--size="):
-            if arg.startswith(name):
-                sizes += arg[len(name):].split(",")
+    sizes = [s for value in option_values(run.bench_args, ("--sizes", "--size")) for s in value.split(",")]
     try:
         largest = max(size_bytes(s) for s in sizes)
     except ValueError:  # no sizes, or one this parser does not read: the bench decides
@@ -212,7 +218,7 @@ def mapping_options(nprocs: int, limit: int | None, views_per_rank: int = 0) -> 
     default limit hold up to about 6 900 ranks instead of 5 600; beyond that the limit has to be
     raised.
     """
-    needed = nprocs * (MAPS_PER_RANK + views_per_rank) + MAPS_BASE
+    needed = mappings_needed(nprocs, views_per_rank)
     if limit is None or needed <= limit:
         return []
     if needed - nprocs * MAPS_OF_GUARDS <= limit:
@@ -224,15 +230,14 @@ def mapping_options(nprocs: int, limit: int | None, views_per_rank: int = 0) -> 
 
 def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str], dict[str, str]]:
     args = list(run.bench_args)
-    collective_run = run.program == "tucoll-bench" and bool(args) and not args[0].startswith("-")
-    if collective_run and not run.all_iterations:
+    if run.collective_run and not run.all_iterations:
         # A simulated run is deterministic: further iterations repeat the first one (to within
         # the skew of a barrier), and each can cost minutes at thousands of ranks. No warmup
         # unless asked for: an explicit --warmup 1 keeps first-call setup (a communicator an
         # algorithm splits lazily) out of the timed call.
         warmup = [] if any(a == "--warmup" or a.startswith("--warmup=") for a in args) else ["--warmup", "0"]
         args = without_options(args, ("--iters",)) + ["--iters", "1"] + warmup
-    if run.check and "--check" not in args and collective_run:
+    if run.check and "--check" not in args and run.collective_run:
         args.append("--check")
     cfg = [
         "--cfg=smpi/simulate-computation:no",
