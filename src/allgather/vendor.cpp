@@ -1,19 +1,26 @@
 // vendor: the MPI library's MPI_Allgather / MPI_Allgatherv through their PMPI entry points.
 #include "allgather/allgather.h"
 #include "core/errors.h"
+#include "core/platform.h"
 
 namespace tucoll::allgather {
 namespace {
 
 int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const TypedArgs &a = call.typed;
+    // The MPI packs a non-contiguous block as it sends it and unpacks those it receives.
+    if (a.sendbuf != MPI_IN_PLACE) platform::charge_packing(a.sendtype, a.sendcount);
+    int64_t received = 0;
     if (a.vector) {
         TUCOLL_MPI(PMPI_Allgatherv(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
                                    a.recvtype, ctx.comm()));
+        for (int i = 0; i < ctx.size(); ++i) received += a.recvcounts[i];
     } else {
         TUCOLL_MPI(PMPI_Allgather(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, *a.recvcounts, a.recvtype,
                                   ctx.comm()));
+        received = static_cast<int64_t>(ctx.size()) * *a.recvcounts;
     }
+    platform::charge_packing(a.recvtype, received);
     return MPI_SUCCESS;
 }
 

@@ -8,6 +8,7 @@
 #include "alltoallv/alltoallv.h"
 #include "core/context.h"
 #include "core/errors.h"
+#include "core/platform.h"
 #include "tucoll.h"
 
 namespace tucoll::alltoallv {
@@ -17,7 +18,11 @@ constexpr const char *kFn = "tucoll_alltoall";
 
 int run_vendor(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const UniformArgs &a = *call.typed.alltoall;
+    const int64_t p = ctx.size();
+    // The MPI packs non-contiguous blocks as it sends them and unpacks those it receives.
+    if (a.sendbuf != MPI_IN_PLACE) platform::charge_packing(a.sendtype, p * a.sendcount);
     TUCOLL_MPI(PMPI_Alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, ctx.comm()));
+    platform::charge_packing(a.recvtype, p * a.recvcount);
     if (a.sendbuf != MPI_IN_PLACE && a.sendcount > 0) {
         MPI_Count size = 0;
         MPI_Type_size_x(a.sendtype, &size);

@@ -2,14 +2,24 @@
 // tucoll interposer never routes it back into tucoll.
 #include "alltoallv/alltoallv.h"
 #include "core/errors.h"
+#include "core/platform.h"
 
 namespace tucoll::alltoallv {
 namespace {
 
+int64_t elements(const int *counts, int p) {
+    int64_t n = 0;
+    for (int i = 0; i < p; ++i) n += counts[i];
+    return n;
+}
+
 int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const TypedArgs &a = call.typed;
+    // The MPI packs non-contiguous blocks as it sends them and unpacks those it receives.
+    if (a.sendbuf != MPI_IN_PLACE) platform::charge_packing(a.sendtype, elements(a.sendcounts, ctx.size()));
     TUCOLL_MPI(PMPI_Alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts,
                               a.rdispls, a.recvtype, ctx.comm()));
+    platform::charge_packing(a.recvtype, elements(a.recvcounts, ctx.size()));
     // The vendor's schedule is not visible; report the messages any exchange needs at least.
     if (a.sendbuf != MPI_IN_PLACE) {
         MPI_Count size = 0;

@@ -338,7 +338,7 @@ int Context::select(const RegistryBase &registry, const char *explicit_spec, con
 
 CallStats &Context::begin_call(const char *collective) {
     stats_.reset(collective);
-    requests_.begin(calls_++, comm_);
+    requests_.begin(calls_++, comm_, &topo_.node_of, topo_.node);
     return stats_;
 }
 

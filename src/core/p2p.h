@@ -64,7 +64,9 @@ class Requests {
     Requests &operator=(const Requests &) = delete;
 
     // A new call: no error, the tags of call number `call` on `comm` (the context's counter).
-    void begin(uint64_t call, MPI_Comm comm);
+    // `node_of` holds the node of every rank of `comm` (this rank's is `node`), when known: a
+    // message of several ranges that leaves the node costs a copy on each side (post_list).
+    void begin(uint64_t call, MPI_Comm comm, const std::vector<int> *node_of = nullptr, int node = 0);
     // Completes everything still posted and returns the call's result: the first error recorded
     // (its message restored as this thread's), else `rc`.
     int finish(int rc);
@@ -96,9 +98,10 @@ class Requests {
   private:
     struct Posted {
         int peer;
-        int64_t bytes;  // expected size of a receive; -1 for a send
+        int64_t bytes;        // expected size of a receive; -1 for a send
+        bool unpacks = false;  // a receive into several ranges: the MPI unpacks it on completion
     };
-    void post(MPI_Request req, int peer, int64_t bytes);
+    void post(MPI_Request req, int peer, int64_t bytes, bool unpacks = false);
     void post_list(const BlockList &blocks, int peer, Tag phase, MPI_Comm comm, bool is_recv);
     int list_type(const BlockList &blocks, MPI_Datatype *type, bool *cached);
     void check_completed(size_t i, const MPI_Status &status, bool status_has_error);
@@ -111,6 +114,8 @@ class Requests {
     int error_ = MPI_SUCCESS;
     std::string message_;
     int tag_base_ = 0;
+    const std::vector<int> *node_of_ = nullptr;
+    int node_ = 0;
     // Datatypes of recent block lists, reused while the same ranges recur (repeated calls on the
     // same buffers): creating and committing one per round costs more than comparing.
     struct CachedType {

@@ -14,6 +14,12 @@ namespace tucoll::platform {
 // time). SMPI: advances the simulated clock by bytes / the modelled copy bandwidth, so that
 // algorithms that copy more pay for it while host computation is not sampled.
 void charge_copy(int64_t bytes);
+// What an MPI copies to send or receive `elements` elements of `type` when the type is not
+// contiguous: its datatype engine packs them into one buffer, or unpacks them (the vendor's
+// collectives on a user's derived datatype). Real MPI: nothing. SMPI packs every derived type
+// without simulated time: a non-contiguous `type` is charged as a copy of its data; a named or
+// contiguous one costs nothing.
+void charge_packing(MPI_Datatype type, int64_t elements);
 // Real MPI: nothing. SMPI: advances the calling rank's simulated clock by exactly `seconds`,
 // however small (the charge is made in flops at the simulated host's own speed, so neither
 // smpi/host-speed nor smpi/cpu-threshold scales or drops it).

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/datatype.h"
 #include "core/platform.h"
 
 namespace tucoll::platform {
@@ -41,6 +42,13 @@ void charge_seconds(double seconds) {
 
 void charge_copy(int64_t bytes) {
     if (bytes > 0) charge_seconds(static_cast<double>(bytes) / copy_bandwidth());
+}
+
+void charge_packing(MPI_Datatype type, int64_t elements) {
+    TypeInfo info;
+    if (elements > 0 && TypeInfo::query(type, &info) == MPI_SUCCESS && !info.contiguous) {
+        charge_copy(elements * info.size);
+    }
 }
 
 void *allocate(size_t bytes) {

@@ -101,6 +101,43 @@ def test_a_local_copy_costs_its_bytes_over_the_copy_bandwidth(size):
     assert rows.iloc[0]["median_us"] == pytest.approx(expected_us + 0.010, rel=1e-3, abs=2e-3), rows.iloc[0]
 
 
+def charged_copy_bytes(tmp_path, spec, ppn, datatype, block=64 << 10):
+    """Bytes charged as copies on the critical path of `spec` at P = 4, every block `block` bytes:
+    the time at two copy bandwidths, t = t_network + bytes / bandwidth, solved for bytes."""
+    import dataclasses
+
+    from tucoll import sim as simulation
+    from tucoll.build import Build
+
+    pattern = tmp_path / "blocks.txt"
+    pattern.write_text("".join(" ".join([str(block)] * 4) + "\n" for _ in range(4)))
+    platform = Platform.load("polaris-like")
+    times = {}
+    for bandwidth in (platform.copy_bandwidth, platform.copy_bandwidth / 4):
+        run = simulation.SimRun(dataclasses.replace(platform, copy_bandwidth=bandwidth), 4, ppn, "sequential",
+                                platform.vendor, ["alltoallv", "--alg", spec, "--dist", f"file:{pattern}", "--type",
+                                                  datatype, "--check", "--format", "csv"], False, True)
+        rows = frame(simulation.simulate(Build.find(SIM_BUILD), run))
+        assert rows.iloc[0]["ok"] == "1", rows
+        times[bandwidth] = rows.iloc[0]["median_us"] * 1e-6
+    fast, slow = sorted(times, reverse=True)
+    return (times[slow] - times[fast]) / (1 / slow - 1 / fast) / block
+
+
+@pytest.mark.parametrize("spec, ppn, datatype, blocks", [
+    # TuNA, radix 2: its own block is copied once; each of its two rounds sends two blocks as one
+    # message of two ranges, which the MPI packs (2 blocks) and unpacks (2) when it leaves the node.
+    ("tuna:radix=2", 1, "char", 1 + 2 * (2 + 2)),
+    ("tuna:radix=2", 4, "char", 1),
+    # The vendor packs a non-contiguous type's four blocks and unpacks the four it receives.
+    ("vendor", 1, "vector", 4 + 4),
+    ("vendor", 1, "char", 0),
+])
+def test_packing_a_message_costs_a_copy_of_it(tmp_path, spec, ppn, datatype, blocks):
+    # SMPI packs derived datatypes without simulated time; the library charges what an MPI copies.
+    assert charged_copy_bytes(tmp_path, spec, ppn, datatype) == pytest.approx(blocks, abs=1e-3)
+
+
 def test_staged_pays_the_gpu_host_link_twice():
     # thetagpu-like models its ranks as GPUs: staged copies a packed buffer to host memory in one
     # copy and back in one, each at host_latency + bytes / host_bandwidth, around its inner
