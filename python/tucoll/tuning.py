@@ -286,6 +286,11 @@ def describe(family: str, model) -> str:
     return ", ".join(f"{k}={params[k]}" for k in SEARCHED[family]) or "-"
 
 
+# Polaris-like's sweep of P = 64-4096 gave 27 validation workloads: tree 1.2626, boosting 1.2715
+# (docs/TUNING.md, the shipped table).
+REGRET_TIE = 0.01
+
+
 def fit(data: pd.DataFrame, features: list[str], seed: int = 0, families: list[str] | None = None,
         progress=None, sharing: ReductionSharing | None = None) -> FitResult:
     """Every family on the 70/10/20 split. Regret is that of choosing the spec predicted fastest;
@@ -322,8 +327,12 @@ def fit(data: pd.DataFrame, features: list[str], seed: int = 0, families: list[s
         if progress:
             progress(f"{name}: validation MAPE {val_mape:.2f} %, test MAPE {results[name].mape_test:.2f} %, "
                      f"regret {results[name].regret_geomean:.4f}")
-    # The model the table is built from: least regret where it was chosen (validation), then MAPE.
-    chosen = min(results.values(), key=lambda r: (round(r.regret_validation, 4), r.mape_validation)).name
+    # The model the table is built from: least regret on the validation split, where regrets within
+    # REGRET_TIE of the least count as equal (a split of a few dozen workloads cannot tell them
+    # apart) and the better predictor of the times, the lower MAPE, decides among them.
+    least = min(r.regret_validation for r in results.values())
+    chosen = min((r for r in results.values() if r.regret_validation <= least * (1 + REGRET_TIE)),
+                 key=lambda r: r.mape_validation).name
     return FitResult(features, algorithms, sources, results, chosen, data, masks)
 
 
