@@ -502,10 +502,15 @@ def table_tag() -> str:
     return "table " + hashlib.sha256(table.read_bytes()).hexdigest()[:10] if table.is_file() else "no table"
 
 
+# At P = 4096 a spec takes 2-4 minutes to simulate and the vendor 10 or more: one simulation per
+# spec, the vendor last, so that each result is stored as soon as it is there.
+AUTO_LARGE = (4096, (("uniform", "16"), ("powerlaw", "256")))
+
+
 def auto_cases(registry: dict) -> list[Case]:
     """auto and the candidates in one run per workload: the seed distributions and the recorded
     patterns (scaled) at P = 256, the seed distributions at P = 1024 (fewer: each vendor call there
-    costs minutes to simulate)."""
+    costs minutes to simulate); at P = 4096 two of them, one simulation per spec."""
     tag, specs = table_tag(), ("auto",) + auto_candidates(256, 32)
     # 4 KiB blocks not for the FFT shapes: each such case costs 5-8 minutes of simulation here.
     cases = [Case("polaris-like", 256, "alltoallv", specs, ("--dist", dist),
@@ -517,6 +522,10 @@ def auto_cases(registry: dict) -> list[Case]:
     specs = ("auto",) + auto_candidates(1024, 32)
     cases += [Case("polaris-like", 1024, "alltoallv", specs, ("--dist", dist), (size,), tag=tag, tagged=("auto",))
               for dist, size in (("uniform", "16"), ("powerlaw", "256"), ("normal", "1K"))]
+    nprocs, workloads = AUTO_LARGE
+    specs = ("auto",) + tuple(s for s in auto_candidates(nprocs, 32) if s != "vendor") + ("vendor",)
+    cases += [Case("polaris-like", nprocs, "alltoallv", (spec,), ("--dist", dist), (size,), tag=tag,
+                   tagged=("auto",)) for dist, size in workloads for spec in specs]
     return cases
 
 
