@@ -502,8 +502,8 @@ def table_tag() -> str:
     return "table " + hashlib.sha256(table.read_bytes()).hexdigest()[:10] if table.is_file() else "no table"
 
 
-# At P = 4096 a spec takes 2-4 minutes to simulate and the vendor 10 or more: one simulation per
-# spec, the vendor last, so that each result is stored as soon as it is there.
+# At P = 4096 a spec takes 2-4 minutes to simulate and the vendor 8 (powerlaw 256 B) to 22 (uniform
+# 16 B): one simulation per spec, the vendor last, so that each result is stored as soon as it is there.
 AUTO_LARGE = (4096, (("uniform", "16"), ("powerlaw", "256")))
 
 

@@ -327,13 +327,16 @@ def fit(data: pd.DataFrame, features: list[str], seed: int = 0, families: list[s
         if progress:
             progress(f"{name}: validation MAPE {val_mape:.2f} %, test MAPE {results[name].mape_test:.2f} %, "
                      f"regret {results[name].regret_geomean:.4f}")
-    # The model the table is built from: least regret on the validation split, where regrets within
-    # REGRET_TIE of the least count as equal (a split of a few dozen workloads cannot tell them
-    # apart) and the better predictor of the times, the lower MAPE, decides among them.
+    return FitResult(features, algorithms, sources, results, chosen_model(results), data, masks)
+
+
+def chosen_model(results: dict[str, ModelResult]) -> str:
+    """The family the table is built from: least regret on the validation split, where regrets
+    within REGRET_TIE of the least count as equal (a split of a few dozen workloads cannot tell
+    them apart) and the better predictor of the times, the lower validation MAPE, decides."""
     least = min(r.regret_validation for r in results.values())
-    chosen = min((r for r in results.values() if r.regret_validation <= least * (1 + REGRET_TIE)),
-                 key=lambda r: r.mape_validation).name
-    return FitResult(features, algorithms, sources, results, chosen, data, masks)
+    return min((r for r in results.values() if r.regret_validation <= least * (1 + REGRET_TIE)),
+               key=lambda r: r.mape_validation).name
 
 
 # ---------------------------------------------------------------------------------- tables

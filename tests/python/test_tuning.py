@@ -178,6 +178,19 @@ def test_fit_reports_every_model_and_trees_choose_well(synthetic_dataset):
     assert {"mape_test", "regret_geomean", "regret_p95", "n_test"} <= set(summary["models"]["tree"])
 
 
+def test_the_table_model_is_the_better_predictor_among_regrets_within_the_tie():
+    def result(name, regret, mape):
+        return tuning.ModelResult(name, None, "-", mape, regret, mape, regret, regret, regret, 1, 1)
+
+    # The shipped sweep's validation split: the tree's lower regret is within 1 % of boosting's.
+    close = {"tree": result("tree", 1.2626, 20.38), "boosting": result("boosting", 1.2715, 12.40),
+             "linear": result("linear", 1.3427, 71.28)}
+    assert tuning.chosen_model(close) == "boosting"
+    # Past the tie the lower regret wins whatever the MAPE.
+    apart = {"tree": result("tree", 1.20, 20.0), "boosting": result("boosting", 1.2715, 12.4)}
+    assert tuning.chosen_model(apart) == "tree"
+
+
 def test_fit_json_command(synthetic_dataset):
     proc = tucoll("fit", synthetic_dataset, "--json", "--model", "tree", "--model", "linear")
     assert proc.returncode == 0, proc.stderr
