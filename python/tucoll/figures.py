@@ -237,8 +237,8 @@ def plot_radix_trends(data: pd.DataFrame, out: Path) -> str:
 
 # Past P = 1024, the radices that won at smaller P and their neighbours, one simulation per spec so
 # that each result is stored as soon as it is there (RESULTS section 6 has their cost). The vendor
-# posts P^2 messages: at 16 B it takes 5 minutes at 2048 and 22 at 4096; at 1 KiB 11 minutes
-# already at 1024, so past 2048 1 KiB is TuNA only, with the radix that won at 1024 (TuNA r = 32
+# posts P^2 messages: at 16 B it takes 5 minutes at 2048 and 22 at 4096; at 1 KiB 11 minutes at
+# 1024 and 51 at 2048, so past 2048 1 KiB is TuNA only, with the radix that won at 1024 (TuNA r = 32
 # at 1 KiB and 4096 alone took 29 minutes). The 16 B radices at 4096 are the radix trends' own
 # cases. Nothing at 16 KiB past 1024: TuNA r = 32 at 2048 outgrows this machine's 24 GB.
 LARGE_SCALING = (
