@@ -65,7 +65,10 @@ def cmd_sim(args: argparse.Namespace) -> int:
                      args.vendor or platform.vendor, bench_args, shared_buffers=args.shared_buffers,
                      check=not (args.no_check or args.shared_buffers), all_iterations=args.all_iterations,
                      program=args.program)
-    proc = sim.simulate(sim.sim_build(args.build_dir), run, force=args.force, timeout=args.timeout)
+    build = sim.sim_build(args.build_dir)
+    if stale := sim.stale_table(build):
+        print(f"warning: auto, where it runs, reads the build's table: {stale}", file=sys.stderr)
+    proc = sim.simulate(build, run, force=args.force, timeout=args.timeout)
     print(f"# {run.label()}")
     print(sim.relabel_mapping(proc.stdout, args.mapping), end="")
     if proc.returncode != 0:

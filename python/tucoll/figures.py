@@ -160,6 +160,11 @@ def run_figure(build: Build, figure: Figure, timeout: float | None, progress,
                nprocs: set[int] | None = None) -> None:
     """Simulates the figure's missing cases (only those at `nprocs` ranks when given)."""
     cases = [c for c in figure.cases(sim.registry(build)) if not nprocs or c.nprocs in nprocs]
+    # Rows that depend on the table are labelled with tuning/default.json's fingerprint: refuse to
+    # simulate them with another table, which the label would not show.
+    stale = sim.stale_table(build)
+    if stale and any(c.tag and c.tag.startswith("table ") for c in cases):
+        raise sim.SimError(f"{figure.name} labels auto's rows with tuning/default.json, but {stale}")
     for i, case in enumerate(cases, 1):
         done = done_keys(load_store())
         progress(f"[{figure.name} {i}/{len(cases)}] {case.platform} P={case.nprocs} {case.collective} "
@@ -494,7 +499,8 @@ def auto_candidates(nprocs: int, ppn: int) -> tuple[str, ...]:
 
 
 def table_tag() -> str:
-    """The shipped tuning table's fingerprint: auto's results depend on it."""
+    """The shipped tuning table's fingerprint: auto's results depend on it (run_figure refuses to
+    simulate such rows with a build whose copy of the table differs)."""
     import hashlib
 
     table = REPO_ROOT / "tuning" / "default.json"

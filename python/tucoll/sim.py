@@ -279,10 +279,33 @@ def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str],
     env.pop("TUCOLL_PPN", None)  # nodes come from the hostfile
     # SMPI runs a private copy of the binary per rank (privatization), so the library cannot find
     # the build's table beside itself: name it, unless the caller chose one.
-    table = build.root / "share" / "tucoll" / "tuning" / "default.json"
-    if "TUCOLL_TUNING_FILE" not in env and table.is_file():
+    table = tuning_table(build)
+    if "TUCOLL_TUNING_FILE" not in env and table is not None:
         env["TUCOLL_TUNING_FILE"] = str(table)
     return cmd, env
+
+
+def tuning_table(build: Build) -> Path | None:
+    """The table `auto` reads in a simulation of `build`: TUCOLL_TUNING_FILE when set, else the
+    copy the build took of tuning/default.json when CMake configured it."""
+    if os.environ.get("TUCOLL_TUNING_FILE"):
+        return Path(os.environ["TUCOLL_TUNING_FILE"])
+    table = build.root / "share" / "tucoll" / "tuning" / "default.json"
+    return table if table.is_file() else None
+
+
+def stale_table(build: Build) -> str | None:
+    """Why auto in `build` would not run the source tree's tuning/default.json, or None when it
+    does. The build copies the table when it is configured, so a table rebuilt since then (or
+    checked out) reaches auto only once the build is refreshed."""
+    source = REPO_ROOT / "tuning" / "default.json"
+    used = tuning_table(build)
+    if not source.is_file() or (used is not None and used.is_file() and used.read_bytes() == source.read_bytes()):
+        return None
+    if os.environ.get("TUCOLL_TUNING_FILE"):
+        return f"TUCOLL_TUNING_FILE={used} differs from {source}"
+    return (f"{build.root}'s copy of the tuning table differs from {source}: refresh it with "
+            f"`cmake --build {build.root}`")
 
 
 def relabel_mapping(output: str, mapping: str) -> str:

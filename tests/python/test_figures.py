@@ -129,3 +129,26 @@ def test_simulated_runs_time_one_iteration_and_warm_up_only_when_asked(tmp_path)
 
     assert bench_args(["alltoallv", "--iters", "20"]) == ["alltoallv", "--iters", "1", "--warmup", "0"]
     assert bench_args(["alltoall_crs", "--warmup", "1"]) == ["alltoall_crs", "--warmup", "1", "--iters", "1"]
+
+
+def test_auto_rows_are_not_simulated_with_a_stale_copy_of_the_table(tmp_path, monkeypatch, build, registry_json):
+    # The build copies tuning/default.json when configured; a table rebuilt since then must not
+    # produce rows labelled with the new table's fingerprint.
+    from dataclasses import replace
+
+    from tucoll import sim
+
+    monkeypatch.delenv("TUCOLL_TUNING_FILE", raising=False)
+    copy = tmp_path / "share" / "tucoll" / "tuning" / "default.json"
+    copy.parent.mkdir(parents=True)
+    source = figures.REPO_ROOT / "tuning" / "default.json"
+    stale_build = replace(build, root=tmp_path)
+    copy.write_bytes(source.read_bytes())
+    assert sim.stale_table(stale_build) is None
+    copy.write_text("{}")
+    assert "cmake --build" in sim.stale_table(stale_build)
+    monkeypatch.setattr(sim, "registry", lambda _build: registry_json)
+    with pytest.raises(sim.SimError, match="differs from"):
+        figures.run_figure(stale_build, figures.FIGURES["auto-check"], timeout=1, progress=print)
+    monkeypatch.setenv("TUCOLL_TUNING_FILE", str(source))  # a table named explicitly is the one used
+    assert sim.stale_table(stale_build) is None
