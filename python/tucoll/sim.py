@@ -139,7 +139,8 @@ def without_options(args: list[str], names: tuple[str, ...]) -> list[str]:
 # What one simulated rank maps: the segments of its private copy of the program (SMPI privatizes
 # by loading a copy per rank), its context stack with a guard page, its shared-malloc views.
 # Measured on tuna:radix=4 runs: 11 370 mappings at P = 1024 (9 322 without guard pages) and
-# 68 714 at P = 8192 while running.
+# 68 714 at P = 8192 while running; 12 883 at P = 1024 once list messages travel from a shared
+# stand-in (Requests::stand_in).
 MAPS_PER_RANK = 11
 MAPS_OF_GUARDS = 2
 MAPS_BASE = 4096
@@ -154,7 +155,9 @@ MAPS_BASE = 4096
 # that keeps the run within the limit.
 SHARED_BLOCK_MIN = 1 << 20  # SimGrid's default
 SHARED_BLOCK_MAX = 64 << 20
-SHARED_BUFFERS_PER_RANK = 4  # the bench's send and receive buffers and the algorithm's scratch, with room
+# The bench's send and receive buffers, the algorithm's scratch, and the stand-in its messages of
+# several ranges travel from (Requests::stand_in: up to twice the largest message), with room.
+SHARED_BUFFERS_PER_RANK = 6
 
 
 def max_map_count() -> int | None:

@@ -104,6 +104,7 @@ class Requests {
     void post(MPI_Request req, int peer, int64_t bytes, bool unpacks = false);
     void post_list(const BlockList &blocks, int peer, Tag phase, MPI_Comm comm, bool is_recv);
     int list_type(const BlockList &blocks, MPI_Datatype *type, bool *cached);
+    char *stand_in(int64_t bytes);
     void check_completed(size_t i, const MPI_Status &status, bool status_has_error);
     void complete(bool blocking);
 
@@ -128,6 +129,10 @@ class Requests {
     uint64_t uses_ = 0;
     std::vector<int> lengths_;  // scratch of list_type
     std::vector<MPI_Aint> displs_;
+    // Simulated on shared buffers only: what list messages travel from and into (post_list).
+    void *stand_in_ = nullptr;
+    int64_t stand_in_bytes_ = 0;
+    std::vector<void *> retired_;
 };
 
 // The tags a call may use lie in [kTagFirst, kTagFirst + epochs * kTagPhases): one set per call,
