@@ -323,10 +323,6 @@ HIER_SIZES = ("16", "16K")  # the ends of the paper's range, where it reports op
 # 16, 32 and 64 nodes: only the pair of each variant that won at 8 nodes, and flat TuNA (a search
 # there would cost hours, RESULTS section 3).
 HIER_LARGE_NPROCS = (768, 1536, 3072)
-HIER_LARGE_SPECS = {  # staggered, the longest to simulate, last
-    "16": ("tuna_coalesced:radix=2,block_count=32", "tuna:radix=16", "tuna_staggered:radix=2,block_count=32"),
-    "16K": ("tuna_coalesced:radix=16,block_count=32", "tuna:radix=16", "tuna_staggered:radix=2,block_count=4"),
-}
 
 
 def hier_large_specs(nprocs: int, size: str) -> tuple[str, ...]:
@@ -334,10 +330,13 @@ def hier_large_specs(nprocs: int, size: str) -> tuple[str, ...]:
     # flows at P = 1536) the simulator's clock crawls (a nanosecond per minute of wall time),
     # while a batch of 4 takes 3 minutes (at 8 nodes and 16 B it is 4.3 % slower than 32, RESULTS
     # section 3).
-    if nprocs <= 768:
-        return HIER_LARGE_SPECS[size]
-    return tuple(spec.replace("block_count=32", "block_count=4") if spec.startswith("tuna_coalesced") else spec
-                 for spec in HIER_LARGE_SPECS[size])
+    batch = 32 if nprocs <= HIER_LARGE_NPROCS[0] else 4
+    return {  # staggered, the longest to simulate, last
+        "16": (f"tuna_coalesced:radix=2,block_count={batch}", "tuna:radix=16",
+               "tuna_staggered:radix=2,block_count=32"),
+        "16K": (f"tuna_coalesced:radix=16,block_count={batch}", "tuna:radix=16",
+                "tuna_staggered:radix=2,block_count=4"),
+    }[size]
 
 
 def hier_specs() -> tuple[str, ...]:
