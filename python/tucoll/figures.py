@@ -244,9 +244,11 @@ def plot_radix_trends(data: pd.DataFrame, out: Path) -> str:
 # that each result is stored as soon as it is there (RESULTS section 6 has their cost). The vendor
 # posts P^2 messages: at 16 B it takes 5 minutes at 2048 and 22 at 4096; at 1 KiB 11 minutes at
 # 1024 and 51 at 2048, so past 2048 1 KiB is TuNA only, with the radix that won at 1024 (TuNA r = 32
-# at 1 KiB and 4096 alone took 29 minutes). The 16 B radices at 4096 are the radix trends' own
-# cases. At 16 KiB past 1024 TuNA alone, with the radix that won at 1024 (10 minutes at 2048,
-# 37 at 4096 with vm.max_map_count raised; the vendor would take about 7 hours at 2048).
+# at 1 KiB and 4096 alone took 29 minutes; the vendor there gains some 10 us of simulated time per
+# wall minute and would need 10 hours or more, RESULTS section 2). The 16 B radices at 4096 are
+# the radix trends' own cases. At 16 KiB past 1024 TuNA alone, with the radix that won at 1024
+# (10 minutes at 2048, 37 at 4096 with vm.max_map_count raised; the vendor would take about 7 hours
+# at 2048).
 LARGE_SCALING = (
     (2048, "16", ("vendor",) + tuna_specs(2048, (2, 4, 8, 16, 32))),
     (4096, "16", ("vendor",)),
