@@ -186,6 +186,15 @@ def test_an_application_runs_in_simulation():
     assert (rows["comm_s"] > 0).all()
 
 
+@pytest.mark.parametrize("program", ["tucoll-bench", "transitive_closure"])
+def test_simulated_programs_export_main_alone(program):
+    # SMPI loads a copy of the program per rank: every other exported symbol costs each copy
+    # dynamic symbols and relocations, and an STB_GNU_UNIQUE one is shared by all the ranks.
+    proc = subprocess.run(["nm", "-D", "--defined-only", str(SIM_BUILD / "bin" / program)],
+                          capture_output=True, text=True, check=True)
+    assert [line.split()[-1] for line in proc.stdout.splitlines()] == ["main"], proc.stdout[:2000]
+
+
 def test_flow_estimates_come_from_the_library():
     from tucoll import sim as simulation
 
