@@ -328,14 +328,15 @@ HIER_LARGE_NPROCS = (768, 1536, 3072)
 
 
 def hier_large_specs(nprocs: int, size: str) -> tuple[str, ...]:
-    # Past 16 nodes coalesced sends to 4 nodes at a time: with every other node at once (47 616
-    # flows at P = 1536) the simulator's clock crawls (a nanosecond per minute of wall time),
-    # while a batch of 4 takes 3 minutes (at 8 nodes and 16 B it is 4.3 % slower than 32, at 16
-    # nodes and 16 KiB 22 %, RESULTS section 3).
+    # Past 16 nodes both variants keep 4 messages in flight per rank, for the simulator's sake:
+    # coalesced sending to every other node at once (47 616 flows at P = 1536) makes its clock
+    # crawl, and staggered with 32 in flight (98 304 flows at 3072) did not finish in 2 h 15 min.
+    # The batch of 4 costs coalesced 4.3 % at 8 nodes and 16 B and 22 % at 16 nodes and 16 KiB,
+    # staggered 1.9 % at 32 nodes and 16 B (RESULTS section 3).
     batch = 32 if nprocs <= HIER_LARGE_NPROCS[0] else 4
     return {  # staggered, the longest to simulate, last
         "16": (f"tuna_coalesced:radix=2,block_count={batch}", "tuna:radix=16",
-               "tuna_staggered:radix=2,block_count=32"),
+               f"tuna_staggered:radix=2,block_count={batch}"),
         "16K": (f"tuna_coalesced:radix=16,block_count={batch}", "tuna:radix=16",
                 "tuna_staggered:radix=2,block_count=4"),
     }[size]
