@@ -315,8 +315,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"tucoll {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    def with_build(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        sp.add_argument("--build-dir", help="CMake build directory (default: $TUCOLL_BUILD_DIR or ./build)")
+    mpi_build = "$TUCOLL_BUILD_DIR or ./build"
+    simgrid_build = "build-sim/ (make sim-build)"
+    target_build = f"{simgrid_build} with --platform, else {mpi_build}"
+
+    def with_build(sp: argparse.ArgumentParser, default: str = mpi_build) -> argparse.ArgumentParser:
+        sp.add_argument("--build-dir", help=f"CMake build directory (default: {default})")
         return sp
 
     def with_target(sp: argparse.ArgumentParser, np_help: str, iters: str, timeout: str) -> None:
@@ -354,8 +358,10 @@ def parser() -> argparse.ArgumentParser:
         description="Everything after -- goes to tucoll-bench, e.g. `tucoll sim --platform polaris-like --np 256 -- "
                     "alltoallv --alg vendor --alg tuna:radix=2 --size 16`. Uses the SimGrid build "
                     "(make sim-build; default build-sim/). Results are checked against the vendor MPI unless "
-                    "--no-check or --shared-buffers."))
-    sm.add_argument("--platform", required=True, help="polaris-like, fugaku-like, yahoo-like, cervino-like, quartz-like")
+                    "--no-check or --shared-buffers."), simgrid_build)
+    sm.add_argument("--platform", required=True,
+                    help="polaris-like, fugaku-like, yahoo-like, cervino-like, quartz-like, or the GPU clusters "
+                         "thetagpu-like and lassen-like (sim/platforms/platforms.json)")
     sm.add_argument("--np", type=int, required=True, help="simulated ranks")
     sm.add_argument("--ppn", type=int, help="ranks per node (default: the platform's); the nodes are the regions "
                                             "node-aware algorithms see")
@@ -380,7 +386,7 @@ def parser() -> argparse.ArgumentParser:
     fg = with_build(sub.add_parser(
         "figure", help="reproduce the papers' scaling figures by simulation (docs/RESULTS.md)",
         description="Simulates what docs/figures/data/simulated.csv lacks for each named figure (resumable), "
-                    "then writes docs/figures/NAME.png and prints a summary. Uses the SimGrid build."))
+                    "then writes docs/figures/NAME.png and prints a summary. Uses the SimGrid build."), simgrid_build)
     fg.add_argument("names", nargs="+", help="figure names, `all`, or `list`")
     fg.add_argument("--plot-only", action="store_true", help="plot from the stored results, simulate nothing")
     fg.add_argument("--timeout", type=float, help="give up on one simulation after this many seconds")
@@ -394,7 +400,7 @@ def parser() -> argparse.ArgumentParser:
         description="Runs tucoll-bench over a grid (P x max block size S x distribution x every registered alltoallv "
                     "algorithm with its parameter grid) on this machine (mpirun) or, with --platform, on a simulated "
                     "one, appending one row per measurement to DATASET (.csv or .csv.gz; resumable: cells already "
-                    "there are skipped). Rows carry the workload's block-size statistics for `tucoll analyze`."))
+                    "there are skipped). Rows carry the workload's block-size statistics for `tucoll analyze`."), target_build)
     sw.add_argument("dataset", help="CSV file the rows are appended to (.csv.gz compresses)")
     with_target(sw, "comma-separated numbers of ranks, e.g. 64,128,256",
                 iters="timed iterations per cell on this machine (default 20; a simulation times one)",
@@ -413,7 +419,7 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument("--sizes-per-run", type=int, default=4, help="sizes per tucoll-bench job (default 4)")
     sw.add_argument("--max-flows", type=int,
                     help="simulation: leave out specs that keep more point-to-point flows in flight at once (default "
-                         "300000, as tucoll sim; SimGrid 3.32 is slow and can crash well below it)")
+                         "300000, as tucoll sim; thousands of concurrent flows already make a simulation slow)")
     sw.add_argument("--retry-failed", action="store_true", help="run cells again whose earlier run failed")
     sw.add_argument("--dry-run", action="store_true", help="count the cells and jobs, run nothing")
     sw.set_defaults(func=cmd_sweep)
@@ -426,7 +432,7 @@ def parser() -> argparse.ArgumentParser:
                     "and writes a tuning table: the fastest measured spec per pattern as rules on the base table's "
                     "features (one spec where choosing costs more than it saves), the base table's entries "
                     "elsewhere. Prints the predicted time per call of the vendor, of auto with the base table "
-                    "and with the tuned one, per pattern and weighted by the recorded calls."))
+                    "and with the tuned one, per pattern and weighted by the recorded calls."), target_build)
     tn.add_argument("recording", help="the TUCOLL_RECORD folder (or one communicator's folder in it)")
     with_target(tn, "comma-separated numbers of ranks to replay at, e.g. 256,1024",
                 iters="timed iterations here (default 20; a simulation times one)",
@@ -449,7 +455,7 @@ def parser() -> argparse.ArgumentParser:
     tn.add_argument("-o", "--output", help="the tuned table (default RECORDING/tuned.json)")
     tn.add_argument("--report", help="also write the per-pattern comparison as CSV here")
     tn.add_argument("--library-build-dir",
-                    help="build whose libtucoll says which specs share auto's reduction (default ./build)")
+                    help=f"build whose libtucoll says which specs share auto's reduction (default: {mpi_build})")
     tn.set_defaults(func=cmd_tune)
 
     def with_datasets(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:

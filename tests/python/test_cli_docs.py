@@ -74,3 +74,14 @@ def test_demo_runs_every_part(build, tmp_path):
         assert part in proc.stdout
     assert (build.root / "demo" / "demo.png").is_file()
     assert (build.root / "demo" / "transitive_closure.csv").is_file()
+
+
+def test_every_shipped_platform_is_named_in_sim_help_and_readme():
+    from tucoll import cli, sim
+
+    sim_parser = cli.parser()._subparsers._group_actions[0].choices["sim"]
+    help_text = next(a.help for a in sim_parser._actions if a.dest == "platform")
+    readme = README.read_text()
+    for name in sim.platforms():
+        assert name in help_text, f"`tucoll sim --help` does not name {name}"
+        assert f"`{name}`" in readme, f"README.md does not name {name}"
