@@ -311,6 +311,8 @@ def rank_list(text: str) -> list[int]:
 
 
 def parser() -> argparse.ArgumentParser:
+    from tucoll import sim
+
     p = argparse.ArgumentParser(prog="tucoll", description=__doc__)
     p.add_argument("--version", action="version", version=f"tucoll {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -360,8 +362,7 @@ def parser() -> argparse.ArgumentParser:
                     "(make sim-build; default build-sim/). Results are checked against the vendor MPI unless "
                     "--no-check or --shared-buffers."), simgrid_build)
     sm.add_argument("--platform", required=True,
-                    help="polaris-like, fugaku-like, yahoo-like, cervino-like, quartz-like, or the GPU clusters "
-                         "thetagpu-like and lassen-like (sim/platforms/platforms.json)")
+                    help=f"one of sim/platforms/platforms.json: {', '.join(sim.platforms())}")
     sm.add_argument("--np", type=int, required=True, help="simulated ranks")
     sm.add_argument("--ppn", type=int, help="ranks per node (default: the platform's); the nodes are the regions "
                                             "node-aware algorithms see")
@@ -400,7 +401,8 @@ def parser() -> argparse.ArgumentParser:
         description="Runs tucoll-bench over a grid (P x max block size S x distribution x every registered alltoallv "
                     "algorithm with its parameter grid) on this machine (mpirun) or, with --platform, on a simulated "
                     "one, appending one row per measurement to DATASET (.csv or .csv.gz; resumable: cells already "
-                    "there are skipped). Rows carry the workload's block-size statistics for `tucoll analyze`."), target_build)
+                    "there are skipped). Rows carry the workload's block-size statistics for `tucoll analyze`."),
+        target_build)
     sw.add_argument("dataset", help="CSV file the rows are appended to (.csv.gz compresses)")
     with_target(sw, "comma-separated numbers of ranks, e.g. 64,128,256",
                 iters="timed iterations per cell on this machine (default 20; a simulation times one)",
