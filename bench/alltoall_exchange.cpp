@@ -25,7 +25,7 @@ std::string AlltoallExchange::prepare(int64_t size) {
     for (size_t k = 0; k < send_.size(); ++k) send_[k] = static_cast<unsigned char>(rank * 131 + k * 7);
     recv_.assign(static_cast<size_t>(nprocs_ * rcount * types_.recv_extent), 0xA5);
     reference_.clear();
-    return device_.mirror(options_.memory, rank, send_, recv_);
+    return device_.mirror(options_.memory, send_, recv_);
 }
 
 void AlltoallExchange::reset_output() {

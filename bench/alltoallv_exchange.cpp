@@ -36,7 +36,7 @@ std::string AlltoallvExchange::prepare(int64_t size) {
     }
     MPI_Bcast(stats_.data(), static_cast<int>(stats_.size()), MPI_DOUBLE, 0, comm_);
     if (!err.empty()) return err;
-    return device_.mirror(options_.memory, rank, buffers_.send, buffers_.recv);
+    return device_.mirror(options_.memory, buffers_.send, buffers_.recv);
 }
 
 void AlltoallvExchange::reset_output() {

@@ -1,5 +1,7 @@
 #include "device_mirror.h"
 
+#include <mpi.h>
+
 #include <algorithm>
 
 #ifdef TUCOLL_BENCH_CUDA
@@ -19,14 +21,32 @@ std::string DeviceMirror::supported(const std::string &memory) {
 #endif
 }
 
-std::string DeviceMirror::mirror(const std::string &memory, int rank, const Bytes &send, const Bytes &recv) {
+#ifdef TUCOLL_BENCH_CUDA
+namespace {
+// This rank's index among the ranks of its node: ranks share the node's GPUs in turn by it (a
+// world rank would put every rank of the second node on the GPUs of the first's ranks' order).
+int node_local_rank() {
+    static const int local = [] {
+        MPI_Comm node;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        int r = 0;
+        MPI_Comm_rank(node, &r);
+        MPI_Comm_free(&node);
+        return r;
+    }();
+    return local;
+}
+}  // namespace
+#endif
+
+std::string DeviceMirror::mirror(const std::string &memory, const Bytes &send, const Bytes &recv) {
     release();
     std::string err = supported(memory);
     if (!err.empty() || memory == "host") return err;
 #ifdef TUCOLL_BENCH_CUDA
     int devices = 1;
     cudaGetDeviceCount(&devices);
-    cudaSetDevice(rank % devices);  // one rank per GPU of the node, ranks placed in turn
+    cudaSetDevice(node_local_rank() % devices);
     recv_bytes_ = recv.size();
     // At least one byte each: a rank that sends or receives nothing still passes GPU addresses.
     if (cudaMalloc(&send_, std::max<size_t>(1, send.size())) != cudaSuccess ||
@@ -38,7 +58,7 @@ std::string DeviceMirror::mirror(const std::string &memory, int rank, const Byte
     reset_recv(recv);
     return "";
 #else
-    (void)rank, (void)send, (void)recv;
+    (void)send, (void)recv;
     return "--memory device needs a CUDA build of tucoll";
 #endif
 }
@@ -54,7 +74,11 @@ void DeviceMirror::release() {
 
 void DeviceMirror::reset_recv(const Bytes &host) {
 #ifdef TUCOLL_BENCH_CUDA
-    if (active()) cudaMemcpy(recv_, host.data(), std::min(recv_bytes_, host.size()), cudaMemcpyHostToDevice);
+    if (!active()) return;
+    cudaMemcpy(recv_, host.data(), std::min(recv_bytes_, host.size()), cudaMemcpyHostToDevice);
+    // From pageable memory cudaMemcpy may return before the copy has landed: the buffers are
+    // ready when the timed call starts (tucoll's rule, and a CUDA-aware MPI's).
+    cudaDeviceSynchronize();
 #else
     (void)host;
 #endif

@@ -19,9 +19,10 @@ class DeviceMirror {
     // "" when --memory `memory` can be served by this build on this machine, else why not.
     static std::string supported(const std::string &memory);
 
-    // --memory device: allocates GPU buffers of the host buffers' sizes on GPU rank % (GPUs of
-    // the node), copies `send` up and fills the receive buffer with `recv`'s bytes. host: no-op.
-    std::string mirror(const std::string &memory, int rank, const Bytes &send, const Bytes &recv);
+    // --memory device: allocates GPU buffers of the host buffers' sizes on GPU (node-local
+    // rank) % (GPUs of the node), copies `send` up and fills the receive buffer with `recv`'s
+    // bytes, synchronised: ready when a call starts. host: no-op.
+    std::string mirror(const std::string &memory, const Bytes &send, const Bytes &recv);
     void release();
 
     bool active() const { return recv_ != nullptr; }

@@ -42,21 +42,52 @@ TEST(IpcLogic, EachReceiverIsWrittenByOneSenderAtATime) {
 }
 
 TEST(IpcLogic, OpenedOncePerMemoryNotPerOffset) {
-    ipc::OpenedCache<int> cache;
+    ipc::OpenedCache<int> cache(8);
     ipc::Descriptor a{}, b{};
     a.bytes[0] = 1;              // the allocation's handle
     a.bytes[70] = 5;             // an offset in it, outside the key
     b = a;
     b.bytes[70] = 9;             // the same allocation at another offset
     bool fresh = false;
-    cache.lookup(a, 64, &fresh) = 42;
+    cache.lookup(a, 64, 1, &fresh) = 42;
     EXPECT_TRUE(fresh);
-    EXPECT_EQ(cache.lookup(b, 64, &fresh), 42);
+    EXPECT_EQ(cache.lookup(b, 64, 1, &fresh), 42);
     EXPECT_FALSE(fresh);
     b.bytes[0] = 2;  // another allocation
-    cache.lookup(b, 64, &fresh);
+    cache.lookup(b, 64, 1, &fresh);
     EXPECT_TRUE(fresh);
     EXPECT_EQ(cache.opens(), 2u);
+}
+
+// Bounded, least recently used out first, every entry closed once: by trim, by its last owner's
+// release, or as stale.
+TEST(IpcLogic, OpenedCacheIsBoundedAndClosesWhatItDrops) {
+    ipc::OpenedCache<int> cache(3);
+    std::vector<int> closed;
+    const auto close = [&closed](int &v) { closed.push_back(v); };
+    const auto desc = [](int id) {
+        ipc::Descriptor d{};
+        d.bytes[0] = static_cast<unsigned char>(id);
+        return d;
+    };
+    bool fresh = false;
+    for (int id = 1; id <= 5; ++id) cache.lookup(desc(id), 8, /*owner=*/id % 2 ? 100 : 200, &fresh) = id;
+    cache.lookup(desc(1), 8, 100, &fresh);  // 1 is used again: 2 and 3 are now the oldest
+    EXPECT_FALSE(fresh);
+    cache.trim(8, close);
+    EXPECT_EQ(closed, (std::vector<int>{2, 3}));
+    EXPECT_EQ(cache.size(), 3u);
+    cache.lookup(desc(4), 8, 100, &fresh);  // 4 now has both owners
+    cache.release(200, 8, close);           // 200's own entries (none left alone) stay
+    EXPECT_EQ(closed.size(), 2u);
+    cache.release(100, 8, close);  // 1, 5 and 4 lose their last owner
+    EXPECT_EQ(closed.size(), 5u);
+    EXPECT_EQ(cache.size(), 0u);
+    cache.lookup(desc(7), 8, 100, &fresh) = 7;
+    cache.drop_if(8, close, [](auto &e) { return e.opened == 7; });
+    EXPECT_EQ(closed.back(), 7);
+    EXPECT_EQ(cache.closes(), 6u);
+    EXPECT_EQ(cache.find(desc(7), 8), nullptr);
 }
 
 TEST(IpcLogic, CopyParameterIsSpelledByName) {
@@ -90,7 +121,7 @@ class RecordingBackend final : public ipc::Backend {
         std::memcpy(out->bytes + kRankAt, &me, sizeof me);
         return rc;
     }
-    int open(const ipc::Descriptor &peer) override { return real_.open(peer); }
+    int open(const ipc::Descriptor &peer, uint64_t owner) override { return real_.open(peer, owner); }
     int put(const ipc::Descriptor &peer, int64_t offset, const void *src, int64_t bytes, ipc::Engine e) override {
         int to = -1;
         std::memcpy(&to, peer.bytes + kRankAt, sizeof to);

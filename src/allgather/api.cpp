@@ -8,6 +8,7 @@
 #include "core/driver.h"
 #include "core/errors.h"
 #include "core/validate.h"
+#include "ipc/backend.h"
 #include "tucoll.h"
 
 namespace tucoll::allgather {
@@ -159,6 +160,13 @@ struct Allgather {
     static int run(Context &ctx, const Selection &sel, const Args &a, Prepared &prep, CallStats &stats) {
         const Algorithm &alg = (a.vector ? allgatherv_registry() : allgather_registry())[sel.index];
         stats.algorithm = sel.spec;
+        // Every allgather but the MPI's own copies blocks on the host; device buffers go to the MPI
+        // only when it takes them (decided from the buffers alike on every rank of a correct program).
+        const bool device = ipc::is_device_buffer(a.recvbuf) || (!prep.in_place && ipc::is_device_buffer(a.sendbuf));
+        if (device && !(alg.typed && ipc::mpi_takes_device_buffers())) {
+            return failf(MPI_ERR_BUFFER, "%s: %s cannot take device buffers (only vendor, with a CUDA-aware MPI)",
+                         function(a), alg.name.c_str());
+        }
         if (!alg.typed) return run_bytes(ctx, alg, sel, a, prep, stats);
         stats.path = "typed";
         const Call call{a, nullptr, nullptr, nullptr, !a.vector};

@@ -14,12 +14,6 @@
 #include "ipc/backend.h"
 #include "tucoll.h"
 
-#if defined(__has_include)
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>
-#endif
-#endif
-
 namespace tucoll::alltoallv {
 // A call's checked datatypes and buffer kinds (named: persistent plans keep one).
 struct Prepared {
@@ -33,18 +27,8 @@ namespace {
 
 constexpr const char *kFn = "tucoll_alltoallv";
 
-// Whether the MPI library's own collectives take GPU buffers (Open MPI's CUDA extension says so
-// at run time; other MPIs are not asked, and `vendor` is then refused on device memory).
-bool mpi_is_cuda_aware() {
-#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
-    static const bool aware = MPIX_Query_cuda_support() == 1;
-    return aware;
-#else
-    return false;
-#endif
-}
-
-// The entry that runs on device buffers in place of `alg`: `auto` takes `ipc`; an algorithm that
+// The entry that runs on device buffers in place of `alg`: `auto` takes `ipc` (which copies
+// within the node and stages what copies cannot serve: alltoallv/ipc.cpp); an algorithm that
 // reads or copies the buffers on the host is refused.
 int device_choice(Context &ctx, const Registry<Algorithm> &entries, const Algorithm &alg, const Prepared &prep,
                   const char *fn, Selection *ipc) {
@@ -52,7 +36,8 @@ int device_choice(Context &ctx, const Registry<Algorithm> &entries, const Algori
         return failf(MPI_ERR_TYPE, "%s: device buffers need contiguous datatypes (no packing on the GPU)", fn);
     }
     if (alg.meta) return resolve_spec(entries, "ipc", ctx.scope(), ipc);
-    const bool accepted = alg.name == "ipc" || alg.name == "staged" || (alg.typed && mpi_is_cuda_aware());
+    const bool accepted =
+        alg.name == "ipc" || alg.name == "staged" || (alg.typed && ipc::mpi_takes_device_buffers());
     if (!accepted) {
         return failf(MPI_ERR_BUFFER, "%s: %s cannot take device buffers: use ipc, staged, or vendor with a CUDA-aware MPI",
                      fn, alg.name.c_str());
@@ -72,6 +57,18 @@ struct Side {
     char *base = nullptr;
     bool packed = false;
 };
+
+// The send side of an in-place call on device memory, copied out by the GPU (MPI_Pack would read
+// device memory on the CPU); device datatypes are contiguous.
+int copy_out_device(const void *buf, const int *counts, const int *displs, const TypeInfo &type, int p,
+                    char *out, const int64_t *out_displs) {
+    const char *base = static_cast<const char *>(buf) + type.true_lb;
+    for (int i = 0; i < p; ++i) {
+        TUCOLL_TRY(ipc::copy_between(out + out_displs[i], base + static_cast<int64_t>(displs[i]) * type.extent,
+                                     static_cast<int64_t>(counts[i]) * type.size, /*device=*/true));
+    }
+    return ipc::finish_copies(/*device=*/true);
+}
 
 int byte_side(Context &ctx, void *buf, const int *counts, const int *displs, const TypeInfo &type, bool must_copy,
               ScratchBuffer &pack, std::vector<int64_t> &c, std::vector<int64_t> &d, Side *side) {
@@ -116,7 +113,9 @@ int run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const Ty
                          view.pack_send, view.scounts, view.sdispls, &send));
     TUCOLL_TRY(byte_side(ctx, a.recvbuf, a.recvcounts, a.rdispls, prep.recv_type, false, view.pack_recv, view.rcounts,
                          view.rdispls, &recv));
-    if (send.packed) {
+    if (send.packed && prep.device) {
+        TUCOLL_TRY(copy_out_device(sbuf, scounts, sdispls, prep.send_type, ctx.size(), send.base, view.sdispls.data()));
+    } else if (send.packed) {
         TUCOLL_TRY(pack_blocks(sbuf, stype, prep.send_type, ctx.size(), scounts, sdispls, send.base,
                                view.sdispls.data(), ctx.comm()));
     }

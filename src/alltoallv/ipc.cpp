@@ -10,6 +10,16 @@
 // What "expose" and "copy into" are belongs to a backend (ipc/backend.h): process_vm_writev
 // between host processes, CUDA IPC handles on GPUs, direct copies in a SimGrid simulation.
 //
+// Device buffers with an MPI that does not take them (ipc::mpi_takes_device_buffers): nothing on
+// a device buffer may reach MPI, so every block of the node is copied (ipc_threshold 0), and
+// what copies cannot serve is staged through host memory by `staged`, on every rank alike:
+// communicators of several nodes, send and receive buffers in different memories (MPI_IN_PLACE
+// arrives so: its send side is copied out first), managed memory, a backend refused, and a rank
+// of the node that could not expose its buffer (it publishes an invalid descriptor, so that no
+// rank waits for another in a collective it skipped). With a CUDA-aware MPI a rank that could not
+// expose its buffer receives its node's blocks as messages. Every rank passes buffers of the same
+// kind (a pointer with nothing behind it counts as the other buffer's kind).
+//
 // Synchronisation per call, on the node's communicator (PMPI: the interposer routes MPI_Alltoall
 // back into tucoll): an MPI_Alltoall of where each rank wants
 // each local peer's block (which also tells a sender that its receiver has entered the call and
@@ -17,6 +27,7 @@
 // barrier after which every copy into this rank has landed and by which one rank's failure (a
 // block larger than its place) reaches every rank of the node.
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdio>
 
@@ -27,21 +38,63 @@
 namespace tucoll::alltoallv {
 namespace {
 
-// What a receiver tells each sender of its node: where its block goes and how large it must be.
+// What a receiver tells each sender of its node: where its block goes and how large it must be,
+// and what its buffers are, so that every rank of the node decides alike how the call runs.
+enum SlotFlags : int32_t {
+    kExposed = 1,  // `where` is valid (else the receiver could not expose its buffer)
+    kDevice = 2,   // its buffers are device memory
+    kStaging = 4,  // only `staged` can serve it (mixed memories, managed memory)
+};
 struct Slot {
     ipc::Descriptor where;
     int64_t offset;
     int64_t bytes;
+    int32_t flags;
+    int32_t unused;
 };
 
+// Owners of what backends open (ipc/opened_cache.h): one per communicator's workspace.
+std::atomic<uint64_t> next_owner{1};
+
 struct IpcWorkspace {
+    IpcWorkspace() = default;
+    IpcWorkspace(const IpcWorkspace &) = delete;
+    IpcWorkspace &operator=(const IpcWorkspace &) = delete;
+    // The communicator is freed: what only it opened is closed.
+    ~IpcWorkspace() {
+        for (ipc::Backend *b : used) b->release(owner);
+    }
+    const uint64_t owner = next_owner++;
+    std::vector<ipc::Backend *> used;  // the backends that opened peers for it
+    Selection staged;                  // resolved on first use
+
     // Whether every rank of the communicator can copy into the ranks of its node with the backend:
     // agreed on the first call (-1: not yet), then kept. 0: every call exchanges by messages.
     int usable = -1;
     std::vector<Slot> wanted;  // per local peer: what this rank wants from it
     std::vector<Slot> owed;    // per local peer: what it wants from this rank
     std::vector<Slot> exposed;  // uniform path: every local rank's descriptor and block size
+    bool staged_if_refused = false;  // device buffers, MPI not CUDA-aware: a refusal stages
 };
+
+// This rank's buffers: device memory or not, and whether they need staging. A null pointer
+// takes the other buffer's kind.
+struct Buffers {
+    bool device = false;
+    bool staging = false;
+};
+
+Buffers buffers_of(const Call &call) {
+    const ipc::Memory none = ipc::Memory::kHost;
+    ipc::Memory send = call.sbuf != nullptr ? ipc::memory_of(call.sbuf) : none;
+    ipc::Memory recv = call.rbuf != nullptr ? ipc::memory_of(call.rbuf) : none;
+    if (call.sbuf == nullptr) send = recv;
+    if (call.rbuf == nullptr) recv = send;
+    Buffers b;
+    b.device = send != none || recv != none;
+    b.staging = b.device && (send != recv || send == ipc::Memory::kManaged);
+    return b;
+}
 
 struct Settings {
     ipc::CopyMode copy;
@@ -82,69 +135,91 @@ int uniform_block(Context &ctx, const Call &call, bool check, int64_t *block) {
 
 // The first call on a communicator: can every rank copy into every rank of its node? The answer
 // is the same on all ranks (one MPI_Allreduce); a refusal is logged once, by the ranks that met it.
-int agree_usable(Context &ctx, ipc::Backend &backend, const IpcWorkspace &ws, int local_size, int local_rank,
+int agree_usable(Context &ctx, ipc::Backend &backend, IpcWorkspace &ws, int local_size, int local_rank,
                  int *usable) {
     ipc::Refusal why;
     int ok = backend.available(&why) ? 1 : 0;
     for (int j = 0; ok && j < local_size; ++j) {
-        if (j == local_rank) continue;
-        if (backend.verify(ws.owed[j].where) != MPI_SUCCESS) {
+        if (j == local_rank || !(ws.owed[j].flags & kExposed)) continue;
+        const int rc = backend.verify(ws.owed[j].where, ws.owner);
+        if (rc != MPI_SUCCESS) {
             ok = 0;
-            std::snprintf(why.reason, sizeof why.reason, "%s", last_message(MPI_ERR_OTHER).c_str());
+            std::snprintf(why.reason, sizeof why.reason, "%s", last_message(rc).c_str());
         }
     }
     TUCOLL_MPI(MPI_Allreduce(&ok, usable, 1, MPI_INT, MPI_MIN, ctx.comm()));
     if (!ok && verbose()) {
         log_line(std::string("ipc: rank ") + std::to_string(ctx.rank()) + ": the " + backend.name() +
-                 " backend is refused (" + why.reason + "): this communicator exchanges by messages");
+                 " backend is refused (" + why.reason + "): this communicator exchanges by " +
+                 (ws.staged_if_refused ? "staging through host memory" : "messages"));
     }
     return MPI_SUCCESS;
 }
 
-// Where this rank wants each local peer's block, and what each wants from it.
-int exchange_slots(Context &ctx, const Call &call, ipc::Backend &backend, int64_t uniform, MPI_Comm node,
-                   IpcWorkspace &ws) {
+// Where this rank wants each local peer's block, and what each wants from it. A buffer the
+// backend cannot expose is published as such (no kExposed), never skipped: every rank of the
+// node takes part in the exchange whatever it met.
+int exchange_slots(Context &ctx, const Call &call, ipc::Backend &backend, const Buffers &mine, int64_t uniform,
+                   MPI_Comm node, IpcWorkspace &ws) {
     const Topology &topo = ctx.topology();
     const int q = topo.local_size, me = ctx.rank();
     int64_t extent = 0;
     for (int j = 0; j < ctx.size(); ++j) extent = std::max(extent, call.rdispls[j] + call.rcounts[j]);
-    ipc::Descriptor mine;
-    TUCOLL_TRY(backend.expose(call.rbuf, extent, &mine));
+    ipc::Descriptor where{};
+    int32_t flags = (mine.device ? kDevice : 0) | (mine.staging ? kStaging : 0);
+    if (!mine.staging) {
+        const int rc = backend.expose(call.rbuf, extent, &where);
+        if (rc == MPI_SUCCESS) {
+            flags |= kExposed;
+        } else if (verbose()) {
+            log_line("ipc: rank " + std::to_string(me) + " cannot expose its receive buffer (" + last_message(rc) +
+                     "): its node serves it otherwise");
+        }
+    }
     ws.wanted.resize(q);
     ws.owed.resize(q);
     if (uniform >= 0) {
         // Offsets follow from the ranks: only each receiver's descriptor and block size travel
         // (the size, so that a rank whose blocks are larger than its receivers' is caught).
-        const Slot exposed{mine, 0, uniform};
+        const Slot exposed{where, 0, uniform, flags, 0};
         ws.exposed.resize(q);
         TUCOLL_MPI(PMPI_Allgather(&exposed, sizeof(Slot), MPI_BYTE, ws.exposed.data(), sizeof(Slot), MPI_BYTE, node));
-        for (int j = 0; j < q; ++j) ws.owed[j] = Slot{ws.exposed[j].where, me * ws.exposed[j].bytes, ws.exposed[j].bytes};
+        for (int j = 0; j < q; ++j) {
+            const Slot &e = ws.exposed[j];
+            ws.owed[j] = Slot{e.where, me * e.bytes, e.bytes, e.flags, 0};
+            ws.wanted[j] = Slot{where, topo.rank_of(topo.node, j) * uniform, uniform, flags, 0};
+        }
         return MPI_SUCCESS;
     }
     for (int j = 0; j < q; ++j) {
         const int from = topo.rank_of(topo.node, j);
-        ws.wanted[j] = Slot{mine, call.rdispls[from], call.rcounts[from]};
+        ws.wanted[j] = Slot{where, call.rdispls[from], call.rcounts[from], flags, 0};
     }
     TUCOLL_MPI(PMPI_Alltoall(ws.wanted.data(), sizeof(Slot), MPI_BYTE, ws.owed.data(), sizeof(Slot), MPI_BYTE, node));
     return MPI_SUCCESS;
 }
 
-// Messages to and from the ranks of other nodes (remote), or of this node below ipc_threshold,
-// all posted at once in spread-out order. Inside the node the receiver's expectation decides the
-// path on both sides (the sender learnt it in exchange_slots); the sender sends what it has, so a
+// Whether a block `bytes` long that `slot`'s receiver expects goes as a message inside the node:
+// the receiver could not expose its buffer, or the block is below ipc_threshold. Both sides ask it
+// of the receiver's slot, so they agree.
+bool local_message(const Slot &slot, int64_t bytes, const Settings &s) {
+    return bytes > 0 && (!(slot.flags & kExposed) || bytes < s.ipc_threshold);
+}
+
+// Messages to and from the ranks of other nodes (remote), or of this node where local_message
+// says so, all posted at once in spread-out order. The sender sends what it has, so a
 // disagreement ends in an error on the receiver, never in a wait.
 void post_messages(Context &ctx, const Call &call, const Settings &s, const IpcWorkspace &ws, bool remote,
                    CallStats &stats) {
     const Topology &topo = ctx.topology();
     const int p = ctx.size(), me = ctx.rank();
     Requests &reqs = ctx.requests();
-    const auto local_message = [&](int64_t expected) { return expected > 0 && expected < s.ipc_threshold; };
     for (int i = 1; i < p; ++i) {
         const int from = (me - i + p) % p;
         const bool is_remote = topo.node_of[from] != topo.node;
         if (is_remote != remote) continue;
         const int64_t bytes = call.rcounts[from];
-        if (remote ? bytes > 0 : local_message(bytes)) {
+        if (remote ? bytes > 0 : local_message(ws.wanted[topo.local_rank_of[from]], bytes, s)) {
             reqs.recv(call.rbuf + call.rdispls[from], bytes, from, kTagData, ctx.comm());
         }
     }
@@ -153,7 +228,8 @@ void post_messages(Context &ctx, const Call &call, const Settings &s, const IpcW
         const bool is_remote = topo.node_of[to] != topo.node;
         if (is_remote != remote) continue;
         const int64_t bytes = call.scounts[to];
-        if (remote ? bytes > 0 : local_message(ws.owed[topo.local_rank_of[to]].bytes)) {
+        const Slot &slot = ws.owed[topo.local_rank_of[to]];
+        if (remote ? bytes > 0 : local_message(slot, slot.bytes, s)) {
             stats.count_send(bytes);
             reqs.send(call.sbuf + call.sdispls[to], bytes, to, kTagData, ctx.comm());
         }
@@ -171,8 +247,7 @@ void copy_into_node(Context &ctx, const Call &call, const Settings &s, ipc::Back
         const int to = topo.rank_of(topo.node, j);
         const Slot &slot = ws.owed[j];
         const int64_t have = call.scounts[to];
-        const bool message = to != ctx.rank() && slot.bytes > 0 && slot.bytes < s.ipc_threshold;
-        if (message) continue;  // posted by post_messages
+        if (to != ctx.rank() && local_message(slot, slot.bytes, s)) continue;  // posted by post_messages
         if (have != slot.bytes) {
             // Nothing is copied; the node's closing reduction tells the receiver.
             reqs.fault(failf(have > slot.bytes ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT,
@@ -182,10 +257,11 @@ void copy_into_node(Context &ctx, const Call &call, const Settings &s, ipc::Back
         }
         if (slot.bytes == 0 || reqs.failed()) continue;
         if (to == ctx.rank()) {
-            reqs.fault(backend.copy_self(call.rbuf + slot.offset, call.sbuf + call.sdispls[to], slot.bytes));
+            reqs.fault(backend.copy_self(call.rbuf + slot.offset, call.sbuf + call.sdispls[to], slot.bytes,
+                                         ipc::engine_for(slot.bytes, s.copy, s.memcpy_threshold)));
             continue;
         }
-        int rc = backend.open(slot.where);
+        int rc = backend.open(slot.where, ws.owner);
         if (rc == MPI_SUCCESS) {
             rc = backend.put(slot.where, slot.offset, call.sbuf + call.sdispls[to], slot.bytes,
                              ipc::engine_for(slot.bytes, s.copy, s.memcpy_threshold));
@@ -196,43 +272,95 @@ void copy_into_node(Context &ctx, const Call &call, const Settings &s, ipc::Back
     reqs.fault(backend.flush());
 }
 
+// The exchange by `staged` (host memory, the MPI's messages), for device buffers that copies
+// cannot serve with an MPI that does not take them.
+int run_staged(Context &ctx, const Call &call, IpcWorkspace &ws, const char *why, CallStats &stats) {
+    if (ws.staged.spec.empty()) TUCOLL_TRY(resolve_spec(registry(), "staged", ctx.scope(), &ws.staged));
+    stats.add_path(std::string("ipc: ") + why + ": staged");
+    return registry()[ws.staged.index].run(ctx, call, ws.staged.params, stats);
+}
+
+// By messages only, with no synchronisation of the node: where the backend was refused on this
+// communicator, and for MPI_Alltoall below ipc_threshold (seed 002 §III-A: small messages fall
+// back to the library's optimised alltoall; every rank knows the block size, so all decide
+// alike). A uniform exchange then is the MPI's own MPI_Alltoall on the byte view (its blocks lie
+// at j * B on both sides), anything else the spread-out exchange.
+int run_messages(Context &ctx, const Call &call, const char *why, CallStats &stats) {
+    stats.add_path(why);
+    const int p = ctx.size(), me = ctx.rank();
+    if (call.uniform && call.rcounts[0] <= INT_MAX) {
+        const int block = static_cast<int>(call.rcounts[0]);
+        for (int j = 0; j < p; ++j) TUCOLL_ASSERT(call.sdispls[j] == j * call.scounts[0]);
+        if (call.scounts[me] != call.rcounts[me]) {
+            return failf(MPI_ERR_TRUNCATE, "rank %d sends %lld bytes per block but expects %lld", me,
+                         static_cast<long long>(call.scounts[me]), static_cast<long long>(call.rcounts[me]));
+        }
+        TUCOLL_MPI(PMPI_Alltoall(call.sbuf, block, MPI_BYTE, call.rbuf, block, MPI_BYTE, ctx.comm()));
+        return MPI_SUCCESS;
+    }
+    return windowed_exchange(ctx, call, p - 1, p - 1, [&](int i) { return send_up(me, p, i); }, stats);
+}
+
+// What the ranks of this node said of their buffers (every rank of the node sees the same slots).
+struct NodeBuffers {
+    bool any_device = false, all_device = true, any_staging = false, all_exposed = true;
+};
+
+NodeBuffers node_buffers(const IpcWorkspace &ws) {
+    NodeBuffers n;
+    for (const Slot &slot : ws.owed) {
+        n.any_device = n.any_device || (slot.flags & kDevice);
+        n.all_device = n.all_device && (slot.flags & kDevice);
+        n.any_staging = n.any_staging || (slot.flags & kStaging);
+        n.all_exposed = n.all_exposed && (slot.flags & kExposed);
+    }
+    return n;
+}
+
 int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
-    const Settings s = settings_of(params);
+    Settings s = settings_of(params);
     const Topology &topo = ctx.topology();
     IpcWorkspace &ws = ctx.workspace<IpcWorkspace>();
     Requests &reqs = ctx.requests();
-    ipc::Backend &backend = ipc::backend_for(call.rbuf);
+    const Buffers mine = buffers_of(call);
+    // Without an MPI that takes device buffers, nothing on them may reach it: every block of the
+    // node is copied, and what copies cannot serve is staged (on every rank alike: a
+    // communicator of several nodes is known to all; the rest is seen in the node's slots).
+    const bool device_only = mine.device && !ipc::mpi_takes_device_buffers();
+    ws.staged_if_refused = device_only;
+    if (device_only) {
+        s.ipc_threshold = 0;
+        if (topo.num_nodes > 1) return run_staged(ctx, call, ws, "device buffers across nodes, MPI not CUDA-aware", stats);
+    }
+    ipc::Backend &backend = ipc::backend_for(mine.staging ? nullptr : call.rbuf);
     MPI_Comm node = MPI_COMM_NULL;
     TUCOLL_TRY(ctx.node_comm(&node));
 
-    // By messages only, with no synchronisation of the node: where the backend was refused on
-    // this communicator, and for MPI_Alltoall below ipc_threshold (seed 002 §III-A: small messages
-    // fall back to the library's optimised alltoall; every rank knows the block size, so all
-    // decide alike). A uniform exchange then is the MPI's own MPI_Alltoall on the byte view (its
-    // blocks lie at j * B on both sides), anything else the spread-out exchange.
-    const bool small_uniform = call.uniform && call.rcounts[0] < s.ipc_threshold;
-    if (ws.usable == 0 || small_uniform) {
-        stats.add_path(ws.usable == 0 ? "ipc refused: messages" : "ipc below threshold: the MPI's alltoall");
-        const int p = ctx.size(), me = ctx.rank();
-        if (call.uniform && call.rcounts[0] <= INT_MAX) {
-            const int block = static_cast<int>(call.rcounts[0]);
-            for (int j = 0; j < p; ++j) TUCOLL_ASSERT(call.sdispls[j] == j * call.scounts[0]);
-            if (call.scounts[me] != call.rcounts[me]) {
-                return failf(MPI_ERR_TRUNCATE, "rank %d sends %lld bytes per block but expects %lld", me,
-                             static_cast<long long>(call.scounts[me]), static_cast<long long>(call.rcounts[me]));
-            }
-            TUCOLL_MPI(PMPI_Alltoall(call.sbuf, block, MPI_BYTE, call.rbuf, block, MPI_BYTE, ctx.comm()));
-            return MPI_SUCCESS;
-        }
-        return windowed_exchange(ctx, call, p - 1, p - 1, [&](int i) { return send_up(me, p, i); }, stats);
+    if (ws.usable == 0) {
+        if (device_only) return run_staged(ctx, call, ws, "backend refused, MPI not CUDA-aware", stats);
+        return run_messages(ctx, call, "ipc refused: messages", stats);
+    }
+    if (call.uniform && call.rcounts[0] < s.ipc_threshold) {
+        return run_messages(ctx, call, "ipc below threshold: the MPI's alltoall", stats);
     }
     int64_t uniform = -1;
     TUCOLL_TRY(uniform_block(ctx, call, s.uniform_check, &uniform));
-    TUCOLL_TRY(exchange_slots(ctx, call, backend, uniform, node, ws));
+    TUCOLL_TRY(exchange_slots(ctx, call, backend, mine, uniform, node, ws));
+    // Decided alike by every rank of the node from the same slots; device_only implies one node,
+    // so these returns are the whole communicator's.
+    const NodeBuffers n = node_buffers(ws);
+    if (device_only && n.any_staging) return run_staged(ctx, call, ws, "mixed or managed memory", stats);
+    if (device_only && !n.all_exposed) return run_staged(ctx, call, ws, "a buffer that CUDA IPC cannot export", stats);
     if (ws.usable < 0) {
         TUCOLL_TRY(agree_usable(ctx, backend, ws, topo.local_size, topo.local_rank, &ws.usable));
         if (ws.usable == 0) return run(ctx, call, params, stats);
     }
+    if (n.any_device && !n.all_device) {
+        return failf(MPI_ERR_BUFFER, "ipc: the ranks of a node pass device and host buffers alike: every rank "
+                                     "passes buffers of the same kind");
+    }
+    if (n.any_staging) return run_staged(ctx, call, ws, "mixed or managed memory", stats);
+    if (std::find(ws.used.begin(), ws.used.end(), &backend) == ws.used.end()) ws.used.push_back(&backend);
     stats.add_path(std::string("ipc ") + backend.name() + (uniform >= 0 ? ", uniform" : ""));
 
     if (s.overlap) post_messages(ctx, call, s, ws, /*remote=*/true, stats);

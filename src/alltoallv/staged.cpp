@@ -1,8 +1,10 @@
 // staged: the exchange for buffers the host algorithms cannot touch (GPU memory with an MPI that is
 // not CUDA-aware): every block is copied into host memory, `inner` runs there, and the received
 // blocks are copied back. On host buffers it is the same exchange with two extra copies, which is
-// how its logic is tested here; on device buffers the copies are cudaMemcpy (ipc/backend.h:
-// copy_between), one per run of blocks adjacent on both sides (one for a packed buffer, not P).
+// how its logic is tested here; on device buffers the copies are cudaMemcpyAsync on tucoll's
+// stream (ipc/backend.h: copy_between), one per run of blocks adjacent on both sides (one for a
+// packed buffer, not P), and one synchronisation for all of them. Send and receive buffers may be
+// in different memories (a device send buffer and a host receive buffer, or the reverse).
 // The host buffers are the workspace's, reused from call to call.
 #include <algorithm>
 
@@ -57,7 +59,7 @@ int copy_blocks(char *dst, const int64_t dst_displs[], const char *src, const in
         TUCOLL_TRY(ipc::copy_between(dst + to, src + from, length, device));
         i = j;
     }
-    return MPI_SUCCESS;
+    return ipc::finish_copies(device);  // one synchronisation for all of them
 }
 
 int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {

@@ -77,8 +77,12 @@ class HostBackend final : public Backend {
 
     // A peer verified once is trusted from then on; one that was refused is asked again (it may
     // have become reachable: a process can change its dumpable flag).
-    int open(const Descriptor &peer) override { return check(peer, /*again=*/false); }
-    int verify(const Descriptor &peer) override { return check(peer, /*again=*/true); }
+    int open(const Descriptor &peer, uint64_t owner) override { return check(peer, owner, /*again=*/false); }
+    int verify(const Descriptor &peer, uint64_t owner) override { return check(peer, owner, /*again=*/true); }
+    void release(uint64_t owner) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        cache_.release(owner, kProcessKeyBytes, [](Opened &) {});
+    }
 
     int put(const Descriptor &peer, int64_t offset, const void *src, int64_t bytes, Engine) override {
         {
@@ -109,7 +113,13 @@ class HostBackend final : public Backend {
         return MPI_SUCCESS;
     }
 
-    int flush() override { return MPI_SUCCESS; }  // process_vm_writev has landed when it returns
+    // process_vm_writev has landed when it returns; what the cache holds beyond its bound is
+    // forgotten (a process is verified again when it comes back).
+    int flush() override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        cache_.trim(kProcessKeyBytes, [](Opened &) {});
+        return MPI_SUCCESS;
+    }
 
   private:
     struct Opened {
@@ -130,10 +140,10 @@ class HostBackend final : public Backend {
         return done == static_cast<ssize_t>(bytes) ? 0 : -1;
     }
 
-    int check(const Descriptor &peer, bool again) {
+    int check(const Descriptor &peer, uint64_t owner, bool again) {
         std::lock_guard<std::mutex> lock(mutex_);
         bool fresh = false;
-        Opened &o = cache_.lookup(peer, kProcessKeyBytes, &fresh);
+        Opened &o = cache_.lookup(peer, kProcessKeyBytes, owner, &fresh);
         if (fresh || again || !o.verified) {
             const HostDescriptor d = decode(peer);
             uint64_t cookie = 0;

@@ -58,7 +58,7 @@ class SimBackend final : public Backend {
         return MPI_SUCCESS;
     }
 
-    int open(const Descriptor &) override { return MPI_SUCCESS; }  // one address space
+    int open(const Descriptor &, uint64_t) override { return MPI_SUCCESS; }  // one address space
 
     int put(const Descriptor &peer, int64_t offset, const void *src, int64_t bytes, Engine engine) override {
         SimDescriptor d;
