@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# The GPU machine's check, in one command: what tucoll's CUDA backend does on a real GPU, built,
+# tested and measured, with a summary printed last. Written for the lent GPU machine (one H100,
+# 16 cores, CUDA 13 and CMake, no network, no package registries, the working tree copied over
+# with what --fetch put in .gpu-carry/), and rehearsed on machines without a GPU, where the GPU
+# stages say SKIP and everything else runs.
+#
+#   scripts/gpu-check.sh --fetch    here, with network: the pinned MPICH wheel from PyPI and the
+#                                   Debian packages of the build dependencies, into .gpu-carry/
+#                                   (ignored by git), checked against scripts/gpu-check/carry.pins
+#                                   and its size printed
+#   scripts/gpu-check.sh            there (device tool: carry .gpu-carry, 600 s): every stage below,
+#                                   results under $OUT (else build-gpu-check/out), summary last
+#
+# Stages (each bounded by `timeout`, so one that hangs cannot take the rest's minutes):
+#   facts     nvidia-smi, nvcc, compilers, CMake, cores
+#   unpack    MPICH 5.0.2 (PyPI's wheel: mpicc, mpiexec; not CUDA-aware) and the Debian packages
+#             (nlohmann-json, CLI11, GoogleTest, SuiteSparse/CHOLMOD and its libraries), extracted
+#             into build-gpu-check/ — never into /
+#   build     CMake + the CUDA backend for sm_90: library, tucoll-bench, test_ipc_gpu,
+#             test_ipc_device, the copy-limit probe
+#   tests     the GPU tests (test_ipc_gpu at 1, 2, 4 and 8 ranks on the one GPU) and the fake-device
+#             tests (CPU)
+#   gpu bench tucoll-bench alltoall and alltoallv --memory device --check, 4 and 8 ranks on the GPU
+#             (no MPS, the GPU's settings untouched): ipc with copy=kernel, memcpy, hybrid, and
+#             staged, 4 KiB to 16 MiB blocks; and the copy limit: one device-to-device copy of
+#             the bytes a call moves
+#   cpu bench the GPU hidden (CUDA_VISIBLE_DEVICES=): every alltoallv algorithm and auto against
+#             the MPI's own MPI_Alltoallv, 16 B to 64 KiB, at min(16, cores) ranks (not
+#             oversubscribed)
+#   summary   scripts/gpu-check/summary.py over the CSVs: printed, and written to summary.md
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+carry=$root/.gpu-carry
+pins=$root/scripts/gpu-check/carry.pins
+work=$root/build-gpu-check
+out=${OUT:-$work/out}
+started=$(date +%s)
+
+say() { printf '\n== %s (at %d s)\n' "$*" $(( $(date +%s) - started )); }
+
+# ---- --fetch: here, with network ----------------------------------------------------------------
+if [ "${1:-}" = "--fetch" ]; then
+  mkdir -p "$carry"
+  (cd "$carry" &&
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
+      -d . "mpich==5.0.2") || { echo "gpu-check --fetch: pip download of mpich failed" >&2; exit 1; }
+  debs=$(awk '!/^#/ && $2 ~ /\.deb$/ {print $3}' "$pins")
+  (cd "$carry" && apt-get download $debs 2>&1 | grep -v "unsandboxed" ) ||
+    { echo "gpu-check --fetch: apt-get download failed (a Debian 12 machine's packages are pinned)" >&2; exit 1; }
+  (cd "$carry" && awk '!/^#/ {print $1 "  " $2}' "$pins" | sha256sum --check --quiet) ||
+    { echo "gpu-check --fetch: a file differs from scripts/gpu-check/carry.pins" >&2; exit 1; }
+  ls "$carry" | grep -vxF -f <(awk '!/^#/ {print $2}' "$pins") | sed "s|^|$carry/|" | xargs -r rm -f
+  tree=$(cd "$root" && git ls-files -co --exclude-standard -z | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
+  size=$(du -sb "$carry" | cut -f1)
+  echo "gpu-check --fetch: .gpu-carry/ holds $(ls "$carry" | wc -l) files, $((size / 1048576)) MiB;" \
+       "with the working tree ($((tree / 1048576)) MiB) $(((size + tree) / 1048576)) MiB of the 64 MiB that travel"
+  [ $((size + tree)) -lt $((64 * 1048576)) ] || { echo "gpu-check --fetch: over 64 MiB" >&2; exit 1; }
+  exit 0
+fi
+
+mkdir -p "$work" "$out"
+jobs=$(nproc)
+gpu=0
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then gpu=1; fi
+
+# ---- facts --------------------------------------------------------------------------------------
+say facts
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "host: $(uname -srm), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
+  if [ $gpu = 1 ]; then
+    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem,compute_mode --format=csv
+    nvidia-smi topo -m 2>/dev/null | head -5
+  else
+    echo "GPU: none (nvidia-smi absent or sees no device): the GPU stages SKIP"
+  fi
+  command -v nvcc >/dev/null && nvcc --version | tail -2
+  for c in g++ cc cmake python3; do command -v $c >/dev/null && echo "$c: $($c --version 2>&1 | head -1)"; done
+} 2>&1 | tee "$out/facts.txt"
+
+# ---- unpack -------------------------------------------------------------------------------------
+say unpack
+if [ ! -f "$pins" ] || ! (cd "$carry" 2>/dev/null && awk '!/^#/ {print $1 "  " $2}' "$pins" | sha256sum --check --quiet); then
+  echo "gpu-check: .gpu-carry/ is missing or differs from carry.pins: run scripts/gpu-check.sh --fetch first" \
+       "(on a machine with network) and carry .gpu-carry" | tee "$out/summary.md"
+  exit 1
+fi
+deps=$work/deps
+mpich=$work/mpich
+rm -rf "$deps" "$mpich"
+mkdir -p "$deps" "$mpich"
+python3 -m zipfile -e "$carry"/mpich-*.whl "$mpich/wheel" >/dev/null
+mv "$mpich"/wheel/mpich-*.data/data/* "$mpich"/ && rm -rf "$mpich/wheel"
+chmod +x "$mpich"/bin/*
+for d in "$carry"/*.deb; do
+  if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$d" "$deps"
+  else (cd "$work" && ar x "$d" data.tar.xz && tar -xJf data.tar.xz -C "$deps" && rm -f data.tar.xz); fi
+done
+arch_lib=$deps/usr/lib/x86_64-linux-gnu
+export PATH=$mpich/bin:$PATH
+export LD_LIBRARY_PATH=$mpich/lib:$arch_lib:$arch_lib/blas:$arch_lib/lapack${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export HYDRA_LAUNCHER=fork          # one machine: no ssh
+export UCX_TLS=${UCX_TLS:-self,sm}   # one machine: shared memory, no network devices probed
+echo "MPICH: $("$mpich"/bin/mpichversion | head -1); packages: $(ls "$carry" | grep -c '\.deb$') extracted into $deps"
+
+# ---- build --------------------------------------------------------------------------------------
+say build
+cuda_args=()
+command -v nvcc >/dev/null && cuda_args=(-DTUCOLL_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$(command -v nvcc)")
+build=$work/build
+{
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cuda_args[@]}" \
+    -DMPI_C_COMPILER="$mpich/bin/mpicc" -DMPIEXEC_EXECUTABLE="$mpich/bin/mpiexec" \
+    -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_LIBRARY_PATH="$arch_lib" &&
+  cmake --build "$build" -j "$jobs" --target tucoll-bench test_ipc_gpu test_ipc_device &&
+  if command -v nvcc >/dev/null; then
+    nvcc -O2 -arch=sm_90 -o "$build/bin/copy_limit" "$root/scripts/gpu-check/copy_limit.cu"
+  fi
+} > "$out/build.log" 2>&1
+build_rc=$?
+tail -3 "$out/build.log"
+if [ $build_rc != 0 ]; then
+  echo "gpu-check: the build failed (build.log)"; tail -40 "$out/build.log"
+  exit 1
+fi
+bench=$build/bin/tucoll-bench
+run() { timeout "$1" "$mpich/bin/mpiexec" -np "$2" "${@:3}"; }
+
+# ---- tests --------------------------------------------------------------------------------------
+say tests
+{
+  echo "# fake device (CPU), np 1-4"
+  timeout 300 ctest --test-dir "$build" -R "^ipc_device_np" --output-on-failure -j "$jobs"
+  if [ $gpu = 1 ]; then
+    echo "# real GPU: ctest -L gpu (np 1, 2, 4), then np 8"
+    timeout 300 ctest --test-dir "$build" -L gpu --output-on-failure
+    run 200 8 "$build/bin/test_ipc_gpu" && echo "test_ipc_gpu np 8: passed" || echo "test_ipc_gpu np 8: FAILED"
+  else
+    echo "SKIP: GPU tests (no GPU here)"
+  fi
+} > "$out/tests.log" 2>&1
+grep -E "tests passed|tests failed|np 8|SKIP|Failed|\*\*\*" "$out/tests.log"
+
+# ---- gpu bench ----------------------------------------------------------------------------------
+say gpu bench
+algs=(--alg ipc:copy=kernel --alg ipc:copy=memcpy --alg ipc:copy=hybrid --alg staged)
+sizes=4K,64K,1M,16M
+rm -f "$out/gpu_bench.csv" "$out/copy_limit.txt"
+if [ $gpu = 1 ]; then
+  for np in 4 8; do
+    for collective in alltoall alltoallv; do
+      extra=()
+      [ $collective = alltoallv ] && extra=(--dist uniform)
+      run 150 $np "$bench" $collective "${algs[@]}" --sizes $sizes "${extra[@]}" --memory device --check \
+          --iters 10 --warmup 3 --format csv > "$work/gpu_$collective.$np.csv" 2> "$work/gpu_$collective.$np.err" ||
+        { echo "tucoll-bench $collective np $np failed:"; tail -5 "$work/gpu_$collective.$np.err"; }
+      if [ -s "$work/gpu_$collective.$np.csv" ]; then
+        if [ -f "$out/gpu_bench.csv" ]; then tail -n +2 "$work/gpu_$collective.$np.csv" >> "$out/gpu_bench.csv"
+        else cp "$work/gpu_$collective.$np.csv" "$out/gpu_bench.csv"; fi
+      fi
+    done
+    timeout 60 "$build/bin/copy_limit" $np 4096 65536 1048576 16777216 >> "$out/copy_limit.txt"
+  done
+else
+  echo "SKIP: tucoll-bench --memory device and the copy limit (no GPU here)"
+fi
+
+# ---- cpu bench ----------------------------------------------------------------------------------
+say cpu bench
+cpu_ranks=$(( jobs < 16 ? jobs : 16 ))
+[ $cpu_ranks -lt 2 ] && cpu_ranks=2
+CUDA_VISIBLE_DEVICES= run 240 $cpu_ranks "$bench" alltoallv --sizes 16,256,1K,4K,16K,64K --dist uniform --check \
+    --iters 20 --warmup 3 --format csv > "$out/cpu_bench.csv" 2> "$work/cpu_bench.err" ||
+  { echo "tucoll-bench alltoallv (CPU) failed:"; tail -5 "$work/cpu_bench.err"; }
+
+# ---- summary ------------------------------------------------------------------------------------
+say summary
+python3 "$root/scripts/gpu-check/summary.py" --out "$out" --seconds $(( $(date +%s) - started )) | tee "$out/summary.md"

@@ -1,0 +1,122 @@
+"""The summary of scripts/gpu-check.sh: its tests, the GPU table against the copy limit, and the
+CPU table with auto's ratios, as Markdown on stdout (the script also writes it to summary.md).
+
+Reads what the script wrote into --out: facts.txt, tests.log, gpu_bench.csv, copy_limit.txt and
+cpu_bench.csv (tucoll-bench --format csv). Standard library only: the GPU machine's Python is
+used as it is.
+"""
+import argparse
+import csv
+import re
+from pathlib import Path
+
+
+def rows(path):
+    if not path.exists() or path.stat().st_size == 0:
+        return []
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def size_text(b):
+    b = int(b)
+    for unit, n in (("M", 1 << 20), ("K", 1 << 10)):
+        if b >= n and b % n == 0:
+            return f"{b // n} {unit}iB"
+    return f"{b} B"
+
+
+def spec(r):
+    return r["algorithm"] + (":" + r["params"] if r["params"] else "")
+
+
+def short_spec(r):
+    """The spec without ipc's and staged's default parameters, for the tables."""
+    s = spec(r)
+    for default in ("ipc_threshold=4096", "memcpy_threshold=524288", "overlap=1", "uniform_check=0"):
+        s = s.replace("," + default, "").replace(default + ",", "").replace(":" + default, "")
+    return s
+
+
+def tests_section(out):
+    log = out / "tests.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    keep = [l.strip() for l in lines if re.search(r"tests passed|tests failed|np 8|SKIP|\*\*\*Failed", l)]
+    return ["## Tests", ""] + [f"- {l}" for l in keep or ["no test log"]] + [""]
+
+
+def copy_limits(out):
+    """{(P, block): GB/s of one device-to-device copy of P*P*block bytes}."""
+    limits = {}
+    path = out / "copy_limit.txt"
+    for line in path.read_text().splitlines() if path.exists() else []:
+        f = line.split()
+        if len(f) == 5 and f[0].isdigit() and f[4] != "-":
+            limits[(int(f[0]), int(f[1]))] = float(f[4])
+    return limits
+
+
+def gpu_section(out):
+    data = rows(out / "gpu_bench.csv")
+    if not data:
+        return ["## ipc and staged on one GPU", "", "SKIP: no GPU measurements (no GPU here)", ""]
+    limits = copy_limits(out)
+    head = ["## ipc and staged on one GPU (measured)", "",
+            "Time per call (median over iterations of the slowest rank), the bytes it moves between ranks"
+            " and itself, and the copy limit: the same bytes in one device-to-device copy on this card.", "",
+            "| P | call | block | spec | median µs | moved | GB/s | copy limit µs | limit / time | check |",
+            "| ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    body = []
+    for r in data:
+        p, block = int(r["nprocs"]), int(r["size"])
+        moved = float(r.get("total_bytes") or 0) or p * p * block
+        us = float(r["median_us"])
+        gbps = limits.get((p, block))
+        limit = moved / (gbps * 1e3) if gbps else None
+        body.append(f"| {p} | {r['collective']} | {size_text(block)} | {short_spec(r)} | {us:.1f} | "
+                    f"{moved / 1e6:.2f} MB | {moved / us / 1e3:.1f} | "
+                    f"{'%.1f' % limit if limit else '-'} | {'%.2f' % (limit / us) if limit else '-'} | "
+                    f"{'ok' if r['ok'] == '1' else 'WRONG' if r['ok'] == '0' else r['ok']} |")
+    return head + body + [""]
+
+
+def cpu_section(out):
+    data = rows(out / "cpu_bench.csv")
+    if not data:
+        return ["## alltoallv on the CPU", "", "no CPU measurements (cpu_bench.csv is empty)", ""]
+    p = data[0]["nprocs"]
+    head = [f"## alltoallv on the CPU, {p} ranks, GPU hidden (measured)", "",
+            "Uniform block sizes in [0, S]; every algorithm and auto against vendor (the MPI's own"
+            " MPI_Alltoallv), interleaved in one job.", "",
+            "| S | vendor µs | best (µs) | auto ran | auto µs | auto / best | vendor / auto | wrong |",
+            "| ---: | ---: | --- | --- | ---: | ---: | ---: | --- |"]
+    body = []
+    for size in sorted({int(r["size"]) for r in data}):
+        at = [r for r in data if int(r["size"]) == size]
+        by = {r["algorithm"]: r for r in at}
+        best = min(at, key=lambda r: float(r["median_us"]))
+        vendor, auto = by.get("vendor"), by.get("auto")
+        wrong = ", ".join(short_spec(r) for r in at if r["ok"] == "0") or "-"
+        if not (vendor and auto):
+            continue
+        v, a, b = float(vendor["median_us"]), float(auto["median_us"]), float(best["median_us"])
+        body.append(f"| {size_text(size)} | {v:.1f} | {short_spec(best)} ({b:.1f}) | {auto.get('chosen', '')} | "
+                    f"{a:.1f} | {a / b:.2f} | {v / a:.2f} | {wrong} |")
+    return head + body + [""]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--seconds", type=int, default=0)
+    args = ap.parse_args()
+    facts = (args.out / "facts.txt").read_text() if (args.out / "facts.txt").exists() else ""
+    gpu = re.search(r"^name, memory.*\n(.+)$", facts, re.M)
+    where = gpu.group(1).split(",")[0] if gpu else "no GPU here: a rehearsal, GPU stages skipped"
+    lines = [f"# scripts/gpu-check.sh: {where}", "", f"Wall time {args.seconds} s.", ""]
+    lines += tests_section(args.out) + gpu_section(args.out) + cpu_section(args.out)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

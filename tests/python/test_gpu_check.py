@@ -1,0 +1,72 @@
+"""scripts/gpu-check.sh runs where nobody watches it (a lent GPU machine, minutes of device time):
+its shell must parse, its pins must name what --fetch fetches, and its summary must turn the
+CSVs tucoll-bench writes into the tables, ratios included."""
+
+import csv
+import subprocess
+import sys
+
+from tucoll.build import REPO_ROOT
+
+SCRIPT = REPO_ROOT / "scripts" / "gpu-check.sh"
+SUMMARY = REPO_ROOT / "scripts" / "gpu-check" / "summary.py"
+PINS = REPO_ROOT / "scripts" / "gpu-check" / "carry.pins"
+
+HEADER = ("collective,algorithm,params,nprocs,ppn,dist,size,type,iters,median_us,min_us,max_us,rounds,messages,"
+          "scratch_bytes,ok,mean_us,bytes_sent,temp_bytes,staging_bytes,mapping,path,chosen,total_bytes")
+
+
+def test_script_parses_and_pins_every_carried_file():
+    subprocess.run(["bash", "-n", str(SCRIPT)], check=True)
+    pins = [line.split() for line in PINS.read_text().splitlines() if line and not line.startswith("#")]
+    assert all(len(p) == 3 and len(p[0]) == 64 for p in pins), pins
+    names = {p[1] for p in pins}
+    assert any(n.startswith("mpich-") and n.endswith(".whl") for n in names)
+    for package in ("nlohmann-json3-dev", "libcli11-dev", "libgtest-dev", "libsuitesparse-dev", "libcholmod3"):
+        assert any(p[2].startswith(package + "=") for p in pins), package
+
+
+def write_csv(path, rows):
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(HEADER.split(","))
+        for r in rows:
+            w.writerow(r)
+
+
+def row(collective, alg, params, p, size, us, ok="1", chosen="", total=""):
+    return [collective, alg, params, p, p, "uniform", size, "char", 10, us, us, us, 1, 1, 0, ok, us, 0, 0, 0,
+            "sequential", "direct", chosen or alg, total]
+
+
+def test_summary_tables_against_the_copy_limit_and_the_vendor(tmp_path):
+    (tmp_path / "facts.txt").write_text("name, memory.total [MiB], driver_version\nNVIDIA H100 80GB HBM3, 81559 MiB, 580\n")
+    (tmp_path / "tests.log").write_text("100% tests passed, 0 tests failed out of 3\ntest_ipc_gpu np 8: passed\n")
+    # 4 ranks, 1 MiB blocks: 16 MiB moved; one copy of 16 MiB at 1600 GB/s takes 10.5 us.
+    (tmp_path / "copy_limit.txt").write_text("4 1048576 16777216 10.49 1600.0\n")
+    write_csv(tmp_path / "gpu_bench.csv", [
+        row("alltoall", "ipc", "copy=kernel,ipc_threshold=4096,memcpy_threshold=524288,overlap=1,uniform_check=0",
+            4, 1048576, 20.972, total=16777216),
+        row("alltoall", "staged", "inner=spreadout", 4, 1048576, 1000.0, ok="0", total=16777216),
+    ])
+    write_csv(tmp_path / "cpu_bench.csv", [
+        row("alltoallv", "vendor", "", 16, 16, 30.0),
+        row("alltoallv", "tuna", "radix=2", 16, 16, 10.0),
+        row("alltoallv", "auto", "", 16, 16, 12.0, chosen="tuna:radix=4"),
+    ])
+    out = subprocess.run([sys.executable, str(SUMMARY), "--out", str(tmp_path), "--seconds", "300"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.startswith("# scripts/gpu-check.sh: NVIDIA H100 80GB HBM3")
+    assert "test_ipc_gpu np 8: passed" in out
+    ipc = next(line for line in out.splitlines() if "ipc:copy=kernel" in line)
+    assert "| 4 | alltoall | 1 MiB | ipc:copy=kernel | 21.0 | 16.78 MB | 800.0 | 10.5 | 0.50 | ok |" == ipc
+    assert "| WRONG |" in next(line for line in out.splitlines() if "staged:inner" in line)
+    cpu = next(line for line in out.splitlines() if line.startswith("| 16 B"))
+    assert cpu == "| 16 B | 30.0 | tuna:radix=2 (10.0) | tuna:radix=4 | 12.0 | 1.20 | 2.50 | - |"
+
+
+def test_summary_of_a_rehearsal_says_what_was_skipped(tmp_path):
+    (tmp_path / "facts.txt").write_text("GPU: none\n")
+    out = subprocess.run([sys.executable, str(SUMMARY), "--out", str(tmp_path)], capture_output=True, text=True,
+                         check=True).stdout
+    assert "no GPU here: a rehearsal" in out and "SKIP: no GPU measurements" in out
