@@ -362,7 +362,8 @@ def parser() -> argparse.ArgumentParser:
                     "(make sim-build; default build-sim/). Results are checked against the vendor MPI unless "
                     "--no-check or --shared-buffers."), simgrid_build)
     sm.add_argument("--platform", required=True,
-                    help=f"one of sim/platforms/platforms.json: {', '.join(sim.platforms())}")
+                    help=f"one of sim/platforms/platforms.json: {', '.join(sim.platforms())}; or a platform's "
+                         "own .json file (one entry of that form)")
     sm.add_argument("--np", type=int, required=True, help="simulated ranks")
     sm.add_argument("--ppn", type=int, help="ranks per node (default: the platform's); the nodes are the regions "
                                             "node-aware algorithms see")

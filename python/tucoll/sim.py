@@ -45,12 +45,21 @@ class Platform:
 
     @classmethod
     def load(cls, name: str) -> "Platform":
-        table = platforms()
-        if name not in table:
-            raise SimError(f"unknown platform {name!r}; known: {', '.join(table)}")
-        entry = table[name]
+        """A platform of sim/platforms/platforms.json by name, or one of a user's own: a JSON file
+        holding one entry of that form (its "file" relative to the JSON file), such as a
+        calibrated copy of a shipped platform."""
+        if name.endswith(".json"):
+            path = Path(name).resolve()
+            if not path.is_file():
+                raise SimError(f"no platform file {name}")
+            entry, base, name = json.loads(path.read_text()), path.parent, path.stem
+        else:
+            table = platforms()
+            if name not in table:
+                raise SimError(f"unknown platform {name!r}; known: {', '.join(table)}, or a platform's .json file")
+            entry, base = table[name], PLATFORM_DIR
         hosts = [f"{prefix}{i}{suffix}" for prefix, count, suffix in entry["hosts"] for i in range(count)]
-        return cls(name, PLATFORM_DIR / entry["file"], hosts, entry["ranks_per_node"], entry["vendor"],
+        return cls(name, base / entry["file"], hosts, entry["ranks_per_node"], entry["vendor"],
                    float(entry["copy_bandwidth"]), entry["summary"], entry.get("ipc"))
 
 

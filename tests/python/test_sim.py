@@ -299,3 +299,37 @@ def test_dragonfly_global_links_leave_from_the_senders_router():
     (route,) = routes("polaris-like", (36, 12))
     assert kinds(route) == ["local", "green", "black", "local"]
     assert "green_link_in_chassis_2" in route[1] and "between_chassis_0_and_2_blade_3" in route[2]
+
+
+def platform_with(tmp_path, base: str, props: dict) -> str:
+    """A platform file of the shipped `base` with these SimGrid options added to its <config>."""
+    from tucoll.sim import PLATFORM_DIR, platforms
+
+    entry = dict(platforms()[base])
+    xml = (PLATFORM_DIR / entry["file"]).read_text()
+    added = "".join(f'\n    <prop id="{k}" value="{v}"/>' for k, v in props.items())
+    (tmp_path / f"{base}-test.xml").write_text(xml.replace("<config>", "<config>" + added, 1))
+    entry["file"] = f"{base}-test.xml"
+    path = tmp_path / f"{base}-test.json"
+    path.write_text(json.dumps(entry))
+    return str(path)
+
+
+def test_a_receivers_matching_cost_grows_with_its_queues(tmp_path):
+    # sim/simgrid-patches/match-cost.patch: smpi/match-cost charges a receiver for every queued
+    # operation its MPI examines to match a message. linear posts all P - 1 receives and sends at
+    # once, so its ranks walk queues of up to P - 1 entries, on the order of P^2 / 4 in all;
+    # TuNA's rounds keep one message in flight (radix 2), so its walks stay a few entries per
+    # message. The charge is a time per entry: twice the cost, twice the added time.
+    args = ["--np", "32", "--", "alltoallv", "--alg", "linear", "--alg", "tuna:radix=2", "--dist", "uniform",
+            "--size", "16", "--format", "csv"]
+    base = frame(sim("--platform", "polaris-like", *args)).set_index("algorithm")["median_us"]
+    added = {}
+    for cost in (1e-7, 2e-7):
+        charged = frame(sim("--platform", platform_with(tmp_path, "polaris-like", {"smpi/match-cost": cost}), *args))
+        added[cost] = charged.set_index("algorithm")["median_us"] - base
+    p = 32
+    assert added[1e-7]["linear"] > 0.1 * (p - 1) ** 2 / 4, added  # us: entries x 0.1 us, at least a tenth
+    assert added[1e-7]["tuna"] < 0.1 * 4 * 2 * 5, added  # 5 rounds, data + metadata, a few entries each
+    assert added[2e-7]["linear"] == pytest.approx(2 * added[1e-7]["linear"], rel=0.02), added
+
