@@ -333,3 +333,37 @@ def test_a_receivers_matching_cost_grows_with_its_queues(tmp_path):
     assert added[1e-7]["tuna"] < 0.1 * 4 * 2 * 5, added  # 5 rounds, data + metadata, a few entries each
     assert added[2e-7]["linear"] == pytest.approx(2 * added[1e-7]["linear"], rel=0.02), added
 
+
+def processes_with(marker: str) -> list[int]:
+    """The processes whose environment holds `marker`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if marker.encode() in (proc / "environ").read_bytes():
+                    found.append(int(proc.name))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.parametrize("signum", [15, 1])  # SIGTERM (timeout, a batch system's cancel), SIGHUP
+def test_a_signal_that_ends_the_tool_ends_its_simulation(signum):
+    import time
+    import uuid
+
+    marker = f"TUCOLL_TEST_MARKER={uuid.uuid4()}"
+    env = dict(os.environ, TUCOLL_TEST_MARKER=marker.split("=", 1)[1])
+    tool = subprocess.Popen([sys.executable, "-m", "tucoll", "sim", "--build-dir", str(SIM_BUILD), "--platform",
+                             "polaris-like", "--np", "512", "--", "alltoallv", "--alg", "vendor", "--dist", "uniform",
+                             "--size", "4K"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while len(processes_with(marker)) < 2 and time.time() < deadline:  # the tool and its simulator
+        time.sleep(0.2)
+    assert len(processes_with(marker)) >= 2, "the simulation did not start"
+    tool.send_signal(signum)
+    assert tool.wait(timeout=30) == 128 + signum
+    deadline = time.time() + 10
+    while processes_with(marker) and time.time() < deadline:
+        time.sleep(0.2)
+    assert processes_with(marker) == [], "the simulator outlived the tool"
