@@ -223,6 +223,15 @@ TEST(BadInputOnSomeRanks, GlobalCheckingReportsItEverywhere) {
 
 // Overlapping receive blocks are erroneous; a forwarding allgatherv would leave different
 // contents on different ranks. Every rank passes the same arguments and gets MPI_ERR_ARG.
+// tucoll_alltoall's errors name tucoll_alltoall, not the alltoallv it runs on.
+TEST(BadInput, AlltoallErrorsNameTheirFunction) {
+    std::vector<int> buf(4 * world_size(), 1);
+    const int rc = tucoll_alltoall(buf.data(), 4, MPI_INT, buf.data(), 4, MPI_INT, MPI_COMM_WORLD);
+    EXPECT_EQ(rc, MPI_ERR_BUFFER);
+    EXPECT_EQ(std::string(tucoll_error_string(rc)).rfind("tucoll: tucoll_alltoall: sendbuf and recvbuf", 0), 0u)
+        << tucoll_error_string(rc);
+}
+
 TEST(BadInput, OverlappingAllgathervBlocks) {
     const int p = world_size(), me = world_rank();
     if (p < 2) GTEST_SKIP() << "needs two blocks";

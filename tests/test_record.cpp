@@ -167,8 +167,8 @@ TEST(Record, RowsMovedBetweenRanksAreAnotherPattern) {
 int count_c(int i, int j) { return 2 + (i * j) % 3; }
 
 TEST(Record, CallsAcrossManyWindowsAreCountedExactly) {
-    // Patterns are agreed 32 calls at a time: 75 calls span three windows and a partial one,
-    // agreed when the recording stops.
+    // Patterns are agreed 32 calls at a time: 75 calls fill two windows and part of a third,
+    // which is agreed when the recording stops (three agreements).
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     const std::string dir = shared_temp_dir(comm);

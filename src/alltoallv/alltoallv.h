@@ -59,10 +59,6 @@ struct Call {
 
 using RunFn = int (*)(Context &ctx, const Call &call, const Params &params, CallStats &stats);
 
-// What a meta-algorithm decided: the entry to run, M when it was reduced on the way, and a note
-// for the statistics' path. A decision the meta-algorithm keeps from call to call (auto's entry
-// of one spec) is pointed to rather than copied: a call that needs no communication should
-// cost no allocation either.
 // Times the run a meta-algorithm chose (auto's online tuning): told this rank's time of the call.
 struct Probe {
     virtual ~Probe() = default;
@@ -70,6 +66,10 @@ struct Probe {
     virtual void cancel() = 0;  // the choice will not run (a persistent request's init)
 };
 
+// What a meta-algorithm decided: the entry to run, M when it was reduced on the way, and a note
+// for the statistics' path. A decision the meta-algorithm keeps from call to call (auto's entry
+// of one spec) is pointed to rather than copied: a call that needs no communication should
+// cost no allocation either.
 struct Choice {
     Selection selection;
     int64_t known_max_block = -1;

@@ -150,12 +150,13 @@ struct Alltoallv {
 
     static int check(Context &ctx, const Args &a, Prepared *prep) {
         const int p = ctx.size(), me = ctx.rank();
-        if (a.recvbuf == MPI_IN_PLACE) return failf(MPI_ERR_BUFFER, "%s: recvbuf cannot be MPI_IN_PLACE", kFn);
-        TUCOLL_TRY(check_counts(kFn, "recvcounts", a.recvcounts, p));
-        TUCOLL_TRY(check_displs(kFn, "rdispls", a.rdispls));
-        TUCOLL_TRY(prefix_error(TypeInfo::query(a.recvtype, &prep->recv_type), {kFn, ": recvtype: "}));
+        const char *fn = function(a);  // tucoll_alltoall's errors are named so
+        if (a.recvbuf == MPI_IN_PLACE) return failf(MPI_ERR_BUFFER, "%s: recvbuf cannot be MPI_IN_PLACE", fn);
+        TUCOLL_TRY(check_counts(fn, "recvcounts", a.recvcounts, p));
+        TUCOLL_TRY(check_displs(fn, "rdispls", a.rdispls));
+        TUCOLL_TRY(prefix_error(TypeInfo::query(a.recvtype, &prep->recv_type), {fn, ": recvtype: "}));
         const int64_t recv_total = total_bytes(a.recvcounts, p, prep->recv_type.size);
-        TUCOLL_TRY(check_buffer(kFn, "recvbuf", a.recvbuf, recv_total, prep->recv_type));
+        TUCOLL_TRY(check_buffer(fn, "recvbuf", a.recvbuf, recv_total, prep->recv_type));
 
         prep->in_place = a.sendbuf == MPI_IN_PLACE;
         prep->device = ipc::is_device_buffer(a.recvbuf) || (!prep->in_place && ipc::is_device_buffer(a.sendbuf));
@@ -163,20 +164,20 @@ struct Alltoallv {
             prep->send_type = prep->recv_type;
             return MPI_SUCCESS;
         }
-        TUCOLL_TRY(check_counts(kFn, "sendcounts", a.sendcounts, p));
-        TUCOLL_TRY(check_displs(kFn, "sdispls", a.sdispls));
-        TUCOLL_TRY(prefix_error(TypeInfo::query(a.sendtype, &prep->send_type), {kFn, ": sendtype: "}));
+        TUCOLL_TRY(check_counts(fn, "sendcounts", a.sendcounts, p));
+        TUCOLL_TRY(check_displs(fn, "sdispls", a.sdispls));
+        TUCOLL_TRY(prefix_error(TypeInfo::query(a.sendtype, &prep->send_type), {fn, ": sendtype: "}));
         const int64_t send_total = total_bytes(a.sendcounts, p, prep->send_type.size);
-        TUCOLL_TRY(check_buffer(kFn, "sendbuf", a.sendbuf, send_total, prep->send_type));
+        TUCOLL_TRY(check_buffer(fn, "sendbuf", a.sendbuf, send_total, prep->send_type));
 
         const int64_t self_send = static_cast<int64_t>(a.sendcounts[me]) * prep->send_type.size;
         const int64_t self_recv = static_cast<int64_t>(a.recvcounts[me]) * prep->recv_type.size;
         if (self_send != self_recv) {
-            return failf(MPI_ERR_TRUNCATE, "%s: rank %d sends %lld bytes to itself but expects %lld", kFn, me,
+            return failf(MPI_ERR_TRUNCATE, "%s: rank %d sends %lld bytes to itself but expects %lld", fn, me,
                          static_cast<long long>(self_send), static_cast<long long>(self_recv));
         }
         if (a.sendbuf == a.recvbuf && send_total > 0 && recv_total > 0) {
-            return failf(MPI_ERR_BUFFER, "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", kFn);
+            return failf(MPI_ERR_BUFFER, "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
         }
         return MPI_SUCCESS;
     }

@@ -17,14 +17,6 @@ inline void local_copy(void *dst, const void *src, int64_t bytes) {
     }
 }
 
-// As local_copy, for ranges that may overlap.
-inline void local_move(void *dst, const void *src, int64_t bytes) {
-    if (bytes > 0 && dst != src) {
-        std::memmove(dst, src, static_cast<size_t>(bytes));
-        platform::charge_copy(bytes);
-    }
-}
-
 // Rotates `bytes` bytes at `buf` right by `shift` bytes, in place (std::rotate: no buffer).
 inline void local_rotate(char *buf, int64_t bytes, int64_t shift) {
     if (bytes <= 0 || shift % bytes == 0) return;

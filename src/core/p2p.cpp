@@ -65,7 +65,6 @@ int start(Kind kind, void *buf, int64_t bytes, int peer, int tag, MPI_Comm comm,
 
 namespace detail {
 void set_large_message_limit(int64_t bytes) { limit = bytes > 0 && bytes <= INT_MAX ? bytes : INT_MAX; }
-int64_t large_message_limit() { return limit; }
 namespace {
 int64_t int_results = INT_MAX;
 }  // namespace

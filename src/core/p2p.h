@@ -149,7 +149,6 @@ namespace detail {
 // Byte count above which a message is described by a derived datatype instead of an int count.
 // Lowered by tests to exercise that path with small buffers.
 void set_large_message_limit(int64_t bytes);
-int64_t large_message_limit();
 // The largest element count or displacement the C interface can hand back in an int (INT_MAX);
 // lowered by tests to exercise MPI_ERR_COUNT with small buffers.
 void set_count_limit(int64_t count);

@@ -55,7 +55,12 @@ def test_tune_replays_at_more_ranks_and_writes_a_table_auto_reads(build, recordi
     assert any(e["nprocs"] == 1024 for e in table["entries"])
     rows = pd.read_csv(report)
     assert len(rows) == 4 and set(rows["nprocs"]) == {4, 6}
-    assert (rows["tuned_us"] <= rows[["vendor_us", "base_us"]].max(axis=1) * 1.5).all()
+    # The tuned table's choice is the cheapest over each P's recorded calls of all it could choose
+    # (vendor among them, charged nothing as a constant choice), and no row beats its fastest
+    # measured candidate.
+    per_p = replay.weighted(rows)
+    assert (per_p["tuned"] <= per_p["vendor"] * (1 + 1e-9)).all(), per_p
+    assert (rows["tuned_us"] >= rows["best_us"] * (1 - 1e-9)).all(), rows
     assert "recorded calls" in proc.stdout
     # auto reads it.
     ran = run_bench(build, BenchRun("alltoallv", 6, ["--alg", "auto", "--dist", "uniform", "--sizes", "2K",
