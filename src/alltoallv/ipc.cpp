@@ -346,6 +346,8 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
     int64_t uniform = -1;
     TUCOLL_TRY(uniform_block(ctx, call, s.uniform_check, &uniform));
     TUCOLL_TRY(exchange_slots(ctx, call, backend, mine, uniform, node, ws));
+    // From here on the backend may open peers for this communicator (agree_usable verifies them).
+    if (std::find(ws.used.begin(), ws.used.end(), &backend) == ws.used.end()) ws.used.push_back(&backend);
     // Decided alike by every rank of the node from the same slots; device_only implies one node,
     // so these returns are the whole communicator's.
     const NodeBuffers n = node_buffers(ws);
@@ -360,7 +362,6 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
                                      "passes buffers of the same kind");
     }
     if (n.any_staging) return run_staged(ctx, call, ws, "mixed or managed memory", stats);
-    if (std::find(ws.used.begin(), ws.used.end(), &backend) == ws.used.end()) ws.used.push_back(&backend);
     stats.add_path(std::string("ipc ") + backend.name() + (uniform >= 0 ? ", uniform" : ""));
 
     if (s.overlap) post_messages(ctx, call, s, ws, /*remote=*/true, stats);
