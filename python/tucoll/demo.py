@@ -14,7 +14,8 @@ from rich.table import Table
 from tucoll.bench import BenchRun, run_bench
 from tucoll.build import MATRIX_DIR, Build
 from tucoll.report import console as make_console
-from tucoll.report import human_bytes, print_comparison, with_speedup
+from tucoll.report import print_comparison, with_speedup
+from tucoll.sizes import text as human_bytes
 
 SIMULATED_NPROCS = 128
 # A simulation of all-at-once traffic costs minutes where the round-based schedules cost seconds:

@@ -27,6 +27,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from tucoll import sim, store  # noqa: E402
+from tucoll import sizes as units  # noqa: E402
 from tucoll.build import MATRIX_DIR, PATTERN_DIR, REPO_ROOT, Build  # noqa: E402
 
 FIGURE_DIR = REPO_ROOT / "docs" / "figures"
@@ -89,7 +90,7 @@ class Case:
         return args + list(self.workload) + ["--format", "csv"]
 
 
-size_bytes = sim.size_bytes
+size_bytes = units.parse
 
 
 @dataclass
@@ -226,9 +227,9 @@ def plot_radix_trends(data: pd.DataFrame, out: Path) -> str:
         for size, group in panel.groupby("size"):
             group = group.sort_values("radix")
             best = group.loc[group["median_us"].idxmin()]
-            ax.plot(group["radix"], group["median_us"], marker="o", label=f"S = {human(size)}")
+            ax.plot(group["radix"], group["median_us"], marker="o", label=f"S = {units.text(size, long=True)}")
             ax.plot([best["radix"]], [best["median_us"]], marker="*", markersize=14, color="black")
-            lines.append(f"{platform}, P = {nprocs}, S = {human(size)}: best radix {best['radix']} "
+            lines.append(f"{platform}, P = {nprocs}, S = {units.text(size, long=True)}: best radix {best['radix']} "
                          f"({best['median_us']:.1f} us; radix 2: "
                          f"{group[group['radix'] == 2]['median_us'].min():.1f} us)")
         ax.set(xscale="log", yscale="log", xlabel="radix r", ylabel="simulated time (us)",
@@ -291,18 +292,18 @@ def plot_vendor(data: pd.DataFrame, out: Path) -> str:
         paired = group.dropna(subset=["vendor"])
         color = f"C{i}"  # one colour per S: dashed vendor, solid TuNA
         left.plot(paired["nprocs"], paired["vendor"], marker="s", linestyle="--", color=color,
-                  label=f"vendor, S = {human(size)}")
-        left.plot(group["nprocs"], group["tuna"], marker="o", color=color, label=f"TuNA best r, S = {human(size)}")
+                  label=f"vendor, S = {units.text(size, long=True)}")
+        left.plot(group["nprocs"], group["tuna"], marker="o", color=color, label=f"TuNA best r, S = {units.text(size, long=True)}")
         right.plot(paired["nprocs"], paired["vendor"] / paired["tuna"], marker="o", color=color,
-                   label=f"S = {human(size)}")
+                   label=f"S = {units.text(size, long=True)}")
         for _, row in group.iterrows():
             if np.isnan(row["vendor"]):
-                lines.append(f"P = {row['nprocs']}, S = {human(size)}: vendor not simulated, "
+                lines.append(f"P = {row['nprocs']}, S = {units.text(size, long=True)}: vendor not simulated, "
                              f"TuNA r={row['radix']} {row['tuna']:.1f} us")
                 continue
             right.annotate(f"r={row['radix']}", (row["nprocs"], row["vendor"] / row["tuna"]), fontsize=7,
                            textcoords="offset points", xytext=(3, 3))
-            lines.append(f"P = {row['nprocs']}, S = {human(size)}: vendor {row['vendor']:.1f} us, "
+            lines.append(f"P = {row['nprocs']}, S = {units.text(size, long=True)}: vendor {row['vendor']:.1f} us, "
                          f"TuNA r={row['radix']} {row['tuna']:.1f} us, speedup {row['vendor'] / row['tuna']:.2f}x")
     left.set(xscale="log", yscale="log", xlabel="P", ylabel="simulated time (us)",
              title="alltoallv on polaris-like (uniform, MPICH selection)")
@@ -376,10 +377,10 @@ def plot_hier(data: pd.DataFrame, out: Path) -> str:
                 continue
             ax.plot(best["nprocs"], best["median_us"], style, label=variant if variant != "tuna" else "tuna r=16")
             for _, row in best.iterrows():
-                lines.append(f"P = {row['nprocs']}, S = {human(size)}: best {variant} = {row['requested']} "
+                lines.append(f"P = {row['nprocs']}, S = {units.text(size, long=True)}: best {variant} = {row['requested']} "
                              f"({row['median_us']:.1f} us)")
         ax.set(xlabel="P (48 ranks per node)", ylabel="simulated time (us)", yscale="log",
-               title=f"hierarchical TuNA, fugaku-like, S = {human(size)}")
+               title=f"hierarchical TuNA, fugaku-like, S = {units.text(size, long=True)}")
         ax.set_xscale("log", base=2)
         ticks = sorted(at["nprocs"].unique())
         ax.set_xticks(ticks, [str(t) for t in ticks])
@@ -416,7 +417,7 @@ def plot_sparbit(data: pd.DataFrame, out: Path) -> str:
         ax.imshow(codes.to_numpy(dtype=float), cmap=colors, vmin=-0.5, vmax=len(algorithms) - 0.5, aspect="auto",
                   origin="lower")
         ax.set_xticks(range(len(grid.columns)), [str(c) for c in grid.columns])
-        ax.set_yticks(range(len(grid.index)), [human(s) for s in grid.index])
+        ax.set_yticks(range(len(grid.index)), [units.text(s, long=True) for s in grid.index])
         ax.set(xlabel="P (8 ranks per node)", ylabel="bytes per rank",
                title=f"fastest allgather, yahoo-like, {mapping} mapping")
         wins = (best["requested"] == "sparbit").mean()
@@ -565,7 +566,7 @@ def plot_auto(data: pd.DataFrame, out: Path) -> str:
         ratio = auto["median_us"].iloc[0] / best["median_us"]
         vendor = others[others["requested"] == "vendor"]["median_us"]
         label = f"P={nprocs} {workload.replace('dist=', '')}" + \
-                (f" S={human(int(size))}" if int(size) >= 0 else "")
+                (f" S={units.text(int(size), long=True)}" if int(size) >= 0 else "")
         vendor_ratio = vendor.iloc[0] / best["median_us"] if len(vendor) else float("nan")
         rows.append((label, ratio, vendor_ratio))
         lines.append(f"{label}: auto ran {auto['chosen'].iloc[0]} {auto['median_us'].iloc[0]:.1f} us; best "
@@ -625,7 +626,7 @@ def plot_ipc(data: pd.DataFrame, out: Path) -> str:
             best_host = t[[h for h in host if h in t]].min(axis=1)
             top.plot(t.index, t["vendor"] / t["ipc"], marker="o", color=f"C{i}", label=f"P = {nprocs}")
             for size in t.index:
-                lines.append(f"{platform} P = {nprocs}, S = {human(size)}: vendor {t.loc[size, 'vendor']:.1f}, "
+                lines.append(f"{platform} P = {nprocs}, S = {units.text(size, long=True)}: vendor {t.loc[size, 'vendor']:.1f}, "
                              f"ipc (hybrid) {t.loc[size, 'ipc']:.1f}, kernel {t.loc[size, 'ipc:copy=kernel']:.1f}, "
                              f"memcpy {t.loc[size, 'ipc:copy=memcpy']:.1f}, no overlap "
                              f"{t.loc[size, 'ipc:overlap=0']:.1f}, staged {t.loc[size, 'staged']:.1f}, "
@@ -662,13 +663,6 @@ FIGURES = {f.name: f for f in [
 
 
 # ----------------------------------------------------------------------------------- helpers
-
-def human(size: int) -> str:
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale and size % scale == 0:
-            return f"{size // scale} {unit}"
-    return f"{size} B"
-
 
 def save(fig, out: Path, layout: bool = True) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)

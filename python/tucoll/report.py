@@ -8,19 +8,13 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from tucoll import sizes as units
 from tucoll.bench import spec
 
 
 def console() -> Console:
     """A console that keeps tables readable when output goes to a file or a CI log."""
     return Console() if sys.stdout.isatty() else Console(width=140)
-
-
-def human_bytes(n: int) -> str:
-    for unit, shift in (("M", 20), ("K", 10)):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift}{unit}"
-    return str(n)
 
 
 def with_speedup(frame: pd.DataFrame) -> pd.DataFrame:
@@ -47,9 +41,9 @@ def comparison_table(frame: pd.DataFrame, title: str) -> Table:
             label = spec(row)
             if row.get("chosen") and row["chosen"] != label:  # a meta-algorithm: what it ran
                 label += f" → {row['chosen']}"
-            table.add_row(human_bytes(int(size)), label, f"{row['median_us']:.2f}", f"{row['min_us']:.2f}",
+            table.add_row(units.text(int(size)), label, f"{row['median_us']:.2f}", f"{row['min_us']:.2f}",
                           f"{row['max_us']:.2f}", speedup, str(row["rounds"]), str(row["messages"]),
-                          human_bytes(int(row["scratch_bytes"])), str(row["ok"]), style=style)
+                          units.text(int(row["scratch_bytes"])), str(row["ok"]), style=style)
         table.add_section()
     return table
 

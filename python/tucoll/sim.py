@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tucoll import native
+from tucoll import sizes as units
+from tucoll.bench import registry  # noqa: F401 (sim.registry: the MPI build's, the same sources)
 from tucoll.build import REPO_ROOT, Build
 
 PLATFORM_DIR = REPO_ROOT / "sim" / "platforms"
@@ -200,13 +202,6 @@ def shared_block_bytes(nprocs: int, buffer_bytes: int | None, limit: int | None)
     return block
 
 
-def size_bytes(text: str) -> int:
-    """A size as tucoll-bench reads it: bytes, or with a K, M or G suffix (powers of 1024)."""
-    text = text.strip()
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    return int(text[:-1]) * units[text[-1].upper()] if text[-1:].upper() in units else int(text)
-
-
 def largest_buffer(run: "SimRun") -> int | None:
     """A rank's largest data buffer in a tucoll-bench collective run: P blocks of the largest
     --sizes / --size; None when the run does not say (another program, a pattern file)."""
@@ -214,7 +209,7 @@ def largest_buffer(run: "SimRun") -> int | None:
         return None
     sizes = [s for value in option_values(run.bench_args, ("--sizes", "--size")) for s in value.split(",")]
     try:
-        largest = max(size_bytes(s) for s in sizes)
+        largest = max(units.parse(s) for s in sizes)
     except ValueError:  # no sizes, or one this parser does not read: the bench decides
         return None
     return run.nprocs * largest
@@ -336,12 +331,6 @@ def relabel_mapping(output: str, mapping: str) -> str:
             writer.writerow(row)
         return buffer.getvalue()
     return output.replace("mapping=sequential", f"mapping={mapping}")
-
-
-def registry(build: Build | None = None) -> dict:
-    """The registry: the simulated build compiles the same sources as the MPI build, whose
-    libtucoll.so answers through ctypes (tucoll.native), with no simulation to run."""
-    return native.library(build.root if build is not None else None).registry()
 
 
 def algorithm_names(registry_json: dict, collective: str) -> list[str]:

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from tucoll import native, sim, store
+from tucoll import sizes as units
 from tucoll.bench import BenchError, BenchRun, run_bench
 from tucoll.bench import registry as bench_registry
 from tucoll.build import Build
@@ -291,7 +292,7 @@ def parse_sizes(text: str) -> list[int]:
     """`paper` (seed 003's 31 levels) or a comma-separated list with optional K/M suffixes."""
     if text == "paper":
         return list(PAPER_SIZES)
-    return [sim.size_bytes(item) for item in text.split(",")]
+    return [units.parse(item) for item in text.split(",")]
 
 
 def run_sweep(sweep: Sweep, console, dry_run: bool = False) -> int:

@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from tucoll import tuning  # noqa: E402
-from tucoll.report import human_bytes  # noqa: E402
+from tucoll.sizes import text as human_bytes  # noqa: E402
 
 
 def family(spec: str) -> str:

@@ -1,7 +1,6 @@
 """The loop from a recorded run to a tuned table: TUCOLL_RECORD, tucoll tune, the table auto reads."""
 
 import json
-import os
 import subprocess
 import sys
 

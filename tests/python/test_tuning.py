@@ -1,7 +1,6 @@
 """The autotuner: sweep grid and dataset schema, the split, model fitting on a synthetic dataset,
 and tables that the library reads back exactly as the Python lookup does."""
 
-import io
 import json
 import math
 import subprocess
@@ -223,7 +222,7 @@ def test_table_is_what_the_library_reads(build, synthetic_dataset, tmp_path):
         expected = tuning.lookup(table, 4, 4, [float(row[f]) for f in features])
         assert row["ok"] == "1"
         assert row["chosen"] == expected, (dist, size, row["path"])
-        assert f"P=4 Q=4 mean_block=" in row["path"]
+        assert "P=4 Q=4 mean_block=" in row["path"]
         specs.add(row["chosen"])
     assert len(specs) >= 2, "the workloads should reach different rules"
 
