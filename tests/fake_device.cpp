@@ -176,6 +176,12 @@ void install(bool refuse) {
 
 void uninstall() { ipc::set_device_runtime_override(nullptr); }
 
+namespace {
+bool cpu_visible = false;
+}
+
+void set_cpu_visible(bool visible) { cpu_visible = visible; }
+
 void *allocate(size_t bytes, Kind kind) {
     static uint64_t next = 1;
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -188,7 +194,7 @@ void *allocate(size_t bytes, Kind kind) {
     const int fd = shm_open(a.name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) throw std::runtime_error("fake: shm_open " + a.name);
     void *alias = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    void *user = mmap(nullptr, size, PROT_NONE, MAP_SHARED, fd, 0);
+    void *user = mmap(nullptr, size, cpu_visible ? PROT_READ | PROT_WRITE : PROT_NONE, MAP_SHARED, fd, 0);
     close(fd);
     if (alias == MAP_FAILED || user == MAP_FAILED) throw std::runtime_error("fake: mmap");
     a.alias = static_cast<char *>(alias);

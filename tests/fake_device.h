@@ -17,6 +17,11 @@ enum class Kind {
     kManaged,         // like cudaMallocManaged
 };
 
+// Device memory the CPU can read and write: what a CUDA-aware MPI reaches (it copies device
+// buffers itself), for testing the paths that hand device buffers to such an MPI. Set before
+// allocating; the default (false) is memory the CPU cannot touch.
+void set_cpu_visible(bool visible);
+
 // Installs the fake as tucoll's device runtime (idempotent); `refuse`: its backend refuses to
 // serve (as a machine where IPC is not allowed). uninstall() restores the build's.
 void install(bool refuse = false);

@@ -250,6 +250,31 @@ TEST_F(FakeDevice, RefusedBackendStages) {
     fake::install(/*refuse=*/false);
 }
 
+// With an MPI that takes device buffers (fake device memory the CPU can reach, as such an MPI
+// does): ipc keeps its threshold (a uniform exchange below it is the MPI's own alltoall), a rank
+// whose buffer cannot be exported receives its node's blocks as messages while the others copy,
+// and nothing is staged.
+TEST_F(FakeDevice, WithACudaAwareMpiMessagesServeWhatCopiesCannot) {
+    ipc::set_mpi_device_aware_override(1);
+    fake::set_cpu_visible(true);
+    MPI_Comm comm = comm_with_ppn(0);
+    const bool odd = world_rank() == world_size() - 1;
+    for (int base : {1, 3000, 9000}) {  // below and above ipc_threshold (4096)
+        const Exchange x(comm, base, false);
+        Buffers b(x, odd ? fake::Kind::kNotExportable : fake::Kind::kDevice);
+        const int rc = run("ipc", false, x, b, comm);
+        const std::string path = path_of(comm);
+        EXPECT_TRUE(all_ranks(rc == MPI_SUCCESS && matches(b, x), comm)) << base << ": " << path;
+        EXPECT_EQ(path.find("staged"), std::string::npos) << path;
+        EXPECT_NE(path.find("ipc fake"), std::string::npos) << path;
+    }
+    const Exchange x(comm, 16, true);
+    Buffers b(x, fake::Kind::kDevice);
+    EXPECT_TRUE(all_ranks(run("ipc", true, x, b, comm) == MPI_SUCCESS && matches(b, x), comm));
+    EXPECT_NE(path_of(comm).find("MPI's alltoall"), std::string::npos) << path_of(comm);
+    fake::set_cpu_visible(false);
+}
+
 // What cannot take device buffers says so, on every rank, with MPI_ERR_BUFFER.
 TEST_F(FakeDevice, HostAlgorithmsAndAllgathersRefuse) {
     MPI_Comm comm = comm_with_ppn(0);
