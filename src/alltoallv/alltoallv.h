@@ -97,6 +97,13 @@ const Registry<Algorithm> &registry();
 // MPI's MPI_Alltoall (src/alltoall).
 const Registry<Algorithm> &alltoall_registry();
 
+// M, the largest block any rank sends (TuNA's T, auto's size feature): this rank's largest, in
+// bytes, from its typed arguments (the receive side's in place) or from the byte view; and the
+// maximum over the communicator's ranks, one MPI_Allreduce on its private communicator.
+int64_t largest_send_block(const TypedArgs &args, int p, int64_t type_size);
+int64_t largest_send_block(const Call &call, int p);
+int reduce_max_block(Context &ctx, int64_t mine, int64_t *m);
+
 // Runs a call through the common driver (core/driver.h): alltoallv, or alltoall when
 // `args.alltoall` is set.
 int run(const char *spec, const TypedArgs &args);

@@ -255,11 +255,7 @@ int plan_max_block(Context &ctx, const Algorithm &alg, const Selection &sel, con
     if (*known_max_block >= 0 || !alg.uses_max_block || !alg.uses_max_block(sel.params, ctx.scope())) {
         return MPI_SUCCESS;
     }
-    const int *counts = prep.in_place ? a.recvcounts : a.sendcounts;
-    int64_t local = 0;
-    for (int i = 0; i < ctx.size(); ++i) local = std::max<int64_t>(local, counts[i] * prep.send_type.size);
-    TUCOLL_MPI(MPI_Allreduce(&local, known_max_block, 1, MPI_INT64_T, MPI_MAX, ctx.comm()));
-    return MPI_SUCCESS;
+    return reduce_max_block(ctx, largest_send_block(a, ctx.size(), prep.send_type.size), known_max_block);
 }
 
 }  // namespace

@@ -134,13 +134,6 @@ int agree_on_table(Context &ctx, AutoState &state, double local[kFields], double
     return MPI_SUCCESS;
 }
 
-// The largest block this rank sends (receives, in place), in bytes.
-double local_max_block(const Context &ctx, const TypedArgs &a, int64_t type_size) {
-    const int *counts = a.sendbuf == MPI_IN_PLACE ? a.recvcounts : a.sendcounts;
-    const int largest = *std::max_element(counts, counts + ctx.size());
-    return static_cast<double>(largest) * static_cast<double>(type_size);
-}
-
 // This call's summary on every rank, with as little communication as the entry needs.
 int summarize(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState &state, double global[kFields],
               bool *communicated) {
@@ -202,7 +195,7 @@ bool needs_max_block(const Selection &sel, const Scope &scope) {
 // reduction where LateClasses allows it, else the class agreed at once (and explored if new).
 int choose_online(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState &state, const Scope &scope,
                   Choice *out) {
-    const double local_max = local_max_block(ctx, a, type_size);
+    const double local_max = static_cast<double>(largest_send_block(a, ctx.size(), type_size));
     const int predicted = state.late.predict();
     const Selection *settled = predicted >= 0 ? state.tuner.settled(predicted) : nullptr;
     if (settled != nullptr && !needs_max_block(*settled, scope)) {

@@ -11,15 +11,24 @@
 
 namespace tucoll::alltoallv {
 
+int64_t largest_send_block(const TypedArgs &args, int p, int64_t type_size) {
+    const int *counts = args.sendbuf == MPI_IN_PLACE ? args.recvcounts : args.sendcounts;
+    return static_cast<int64_t>(*std::max_element(counts, counts + p)) * type_size;
+}
+
+int64_t largest_send_block(const Call &call, int p) { return *std::max_element(call.scounts, call.scounts + p); }
+
+int reduce_max_block(Context &ctx, int64_t mine, int64_t *m) {
+    TUCOLL_MPI(MPI_Allreduce(&mine, m, 1, MPI_INT64_T, MPI_MAX, ctx.comm()));
+    return MPI_SUCCESS;
+}
+
 int global_max_block(Context &ctx, const Call &call, int64_t *out) {
     if (call.known_max_block >= 0) {
         *out = call.known_max_block;
         return MPI_SUCCESS;
     }
-    int64_t local = 0;
-    for (int i = 0; i < ctx.size(); ++i) local = std::max(local, call.scounts[i]);
-    TUCOLL_MPI(MPI_Allreduce(&local, out, 1, MPI_INT64_T, MPI_MAX, ctx.comm()));
-    return MPI_SUCCESS;
+    return reduce_max_block(ctx, largest_send_block(call, ctx.size()), out);
 }
 
 namespace {
