@@ -101,7 +101,9 @@ done
 arch_lib=$deps/usr/lib/x86_64-linux-gnu
 export PATH=$mpich/bin:$PATH
 export LD_LIBRARY_PATH=$mpich/lib:$arch_lib:$arch_lib/blas:$arch_lib/lapack${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export HYDRA_LAUNCHER=fork          # one machine: no ssh
+export HYDRA_LAUNCHER=fork          # one machine: no ssh,
+echo "localhost:$(nproc)" > "$work/hosts"
+export HYDRA_HOST_FILE=$work/hosts  # and no name lookup of the host (a VM may have none)
 export UCX_TLS=${UCX_TLS:-self,sm}   # one machine: shared memory, no network devices probed
 echo "MPICH: $("$mpich"/bin/mpichversion | head -1); packages: $(ls "$carry" | grep -c '\.deb$') extracted into $deps"
 

@@ -231,6 +231,37 @@ TEST_F(FakeDevice, ARankThatCannotExposeFallsBackWithItsNode) {
     }
 }
 
+// A rank that receives nothing may pass no receive buffer: it exposes nothing, its send buffer
+// picks the backend, and the node still copies (nothing is staged for it).
+TEST_F(FakeDevice, ARankThatReceivesNothingPassesNoReceiveBuffer) {
+    MPI_Comm comm = comm_with_ppn(0);
+    const int p = world_size(), me = world_rank();
+    const int n = 700;
+    std::vector<int> sc(p, n), sd(p), rc(p, n), rd(p);
+    for (int j = 0; j < p; ++j) sd[j] = j * n, rd[j] = j * n;
+    sc[0] = 0;  // nobody sends to rank 0
+    if (me == 0) std::fill(rc.begin(), rc.end(), 0);
+    std::vector<unsigned char> host(static_cast<size_t>(p) * n);
+    for (size_t k = 0; k < host.size(); ++k) host[k] = value(me, static_cast<int>(k / n), static_cast<int>(k % n));
+    void *send = fake::allocate(host.size());
+    fake::upload(send, host.data(), host.size());
+    void *recv = me == 0 ? nullptr : fake::allocate(host.size());
+    const int code = tucoll_alltoallv_with("ipc", send, sc.data(), sd.data(), MPI_BYTE, recv, rc.data(), rd.data(),
+                                           MPI_BYTE, comm);
+    bool ok = code == MPI_SUCCESS;
+    if (recv != nullptr) {
+        std::vector<unsigned char> got(host.size());
+        fake::download(got.data(), recv, got.size());
+        for (int j = 0; ok && j < p; ++j) {
+            for (int k = 0; ok && k < n; ++k) ok = got[j * n + k] == value(j, me, k);
+        }
+        fake::release(recv);
+    }
+    fake::release(send);
+    EXPECT_TRUE(all_ranks(ok, comm)) << tucoll_error_string(code) << " " << path_of(comm);
+    EXPECT_EQ(path_of(comm).find("staged"), std::string::npos) << path_of(comm);
+}
+
 // A backend refused on a communicator: with an MPI that does not take device buffers, every call
 // on it stages (never messages on device pointers).
 TEST_F(FakeDevice, RefusedBackendStages) {

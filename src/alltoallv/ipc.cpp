@@ -44,6 +44,7 @@ enum SlotFlags : int32_t {
     kExposed = 1,  // `where` is valid (else the receiver could not expose its buffer)
     kDevice = 2,   // its buffers are device memory
     kStaging = 4,  // only `staged` can serve it (mixed memories, managed memory)
+    kNothing = 8,  // it receives nothing: nothing to expose, nothing to copy into it
 };
 struct Slot {
     ipc::Descriptor where;
@@ -135,12 +136,16 @@ int uniform_block(Context &ctx, const Call &call, bool check, int64_t *block) {
 
 // The first call on a communicator: can every rank copy into every rank of its node? The answer
 // is the same on all ranks (one MPI_Allreduce); a refusal is logged once, by the ranks that met it.
-int agree_usable(Context &ctx, ipc::Backend &backend, IpcWorkspace &ws, int local_size, int local_rank,
-                 int *usable) {
+// Only what this call's buffers say about the backend counts: a rank that stages this call votes
+// yes without asking, and a peer with buffers of the other kind is not asked (the call then ends
+// in an error about the kinds, not in a backend refused for the communicator's later calls).
+int agree_usable(Context &ctx, ipc::Backend &backend, IpcWorkspace &ws, const Buffers &mine, int local_size,
+                 int local_rank, int *usable) {
     ipc::Refusal why;
-    int ok = backend.available(&why) ? 1 : 0;
-    for (int j = 0; ok && j < local_size; ++j) {
-        if (j == local_rank || !(ws.owed[j].flags & kExposed)) continue;
+    int ok = mine.staging || backend.available(&why) ? 1 : 0;
+    for (int j = 0; ok && !mine.staging && j < local_size; ++j) {
+        const int32_t flags = ws.owed[j].flags;
+        if (j == local_rank || !(flags & kExposed) || ((flags & kDevice) != 0) != mine.device) continue;
         const int rc = backend.verify(ws.owed[j].where, ws.owner);
         if (rc != MPI_SUCCESS) {
             ok = 0;
@@ -164,10 +169,14 @@ int exchange_slots(Context &ctx, const Call &call, ipc::Backend &backend, const 
     const Topology &topo = ctx.topology();
     const int q = topo.local_size, me = ctx.rank();
     int64_t extent = 0;
-    for (int j = 0; j < ctx.size(); ++j) extent = std::max(extent, call.rdispls[j] + call.rcounts[j]);
+    for (int j = 0; j < ctx.size(); ++j) {
+        if (call.rcounts[j] > 0) extent = std::max(extent, call.rdispls[j] + call.rcounts[j]);
+    }
     ipc::Descriptor where{};
     int32_t flags = (mine.device ? kDevice : 0) | (mine.staging ? kStaging : 0);
-    if (!mine.staging) {
+    if (extent == 0) {
+        flags |= kNothing;
+    } else if (!mine.staging) {
         const int rc = backend.expose(call.rbuf, extent, &where);
         if (rc == MPI_SUCCESS) {
             flags |= kExposed;
@@ -312,7 +321,7 @@ NodeBuffers node_buffers(const IpcWorkspace &ws) {
         n.any_device = n.any_device || (slot.flags & kDevice);
         n.all_device = n.all_device && (slot.flags & kDevice);
         n.any_staging = n.any_staging || (slot.flags & kStaging);
-        n.all_exposed = n.all_exposed && (slot.flags & kExposed);
+        n.all_exposed = n.all_exposed && (slot.flags & (kExposed | kNothing));
     }
     return n;
 }
@@ -332,7 +341,8 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
         s.ipc_threshold = 0;
         if (topo.num_nodes > 1) return run_staged(ctx, call, ws, "device buffers across nodes, MPI not CUDA-aware", stats);
     }
-    ipc::Backend &backend = ipc::backend_for(mine.staging ? nullptr : call.rbuf);
+    // The backend of this rank's memory (a rank that receives nothing may pass no receive buffer).
+    ipc::Backend &backend = ipc::backend_for(mine.staging ? nullptr : call.rbuf != nullptr ? call.rbuf : call.sbuf);
     MPI_Comm node = MPI_COMM_NULL;
     TUCOLL_TRY(ctx.node_comm(&node));
 
@@ -351,15 +361,15 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
     // Decided alike by every rank of the node from the same slots; device_only implies one node,
     // so these returns are the whole communicator's.
     const NodeBuffers n = node_buffers(ws);
-    if (device_only && n.any_staging) return run_staged(ctx, call, ws, "mixed or managed memory", stats);
-    if (device_only && !n.all_exposed) return run_staged(ctx, call, ws, "a buffer that CUDA IPC cannot export", stats);
-    if (ws.usable < 0) {
-        TUCOLL_TRY(agree_usable(ctx, backend, ws, topo.local_size, topo.local_rank, &ws.usable));
-        if (ws.usable == 0) return run(ctx, call, params, stats);
-    }
     if (n.any_device && !n.all_device) {
         return failf(MPI_ERR_BUFFER, "ipc: the ranks of a node pass device and host buffers alike: every rank "
                                      "passes buffers of the same kind");
+    }
+    if (device_only && n.any_staging) return run_staged(ctx, call, ws, "mixed or managed memory", stats);
+    if (device_only && !n.all_exposed) return run_staged(ctx, call, ws, "a buffer that CUDA IPC cannot export", stats);
+    if (ws.usable < 0) {
+        TUCOLL_TRY(agree_usable(ctx, backend, ws, mine, topo.local_size, topo.local_rank, &ws.usable));
+        if (ws.usable == 0) return run(ctx, call, params, stats);
     }
     if (n.any_staging) return run_staged(ctx, call, ws, "mixed or managed memory", stats);
     stats.add_path(std::string("ipc ") + backend.name() + (uniform >= 0 ? ", uniform" : ""));

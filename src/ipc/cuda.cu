@@ -100,11 +100,13 @@ class DeviceGuard {
   public:
     explicit DeviceGuard(int device) {
         if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
-        if (device >= 0 && device != previous_ && cudaSetDevice(device) == cudaSuccess) switched_ = true;
+        if (previous_ >= 0 && device >= 0 && device != previous_ && cudaSetDevice(device) == cudaSuccess) {
+            switched_ = true;
+        }
         cudaGetLastError();
     }
     ~DeviceGuard() {
-        if (switched_) cudaSetDevice(previous_);
+        if (switched_ && cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
     }
     DeviceGuard(const DeviceGuard &) = delete;
     DeviceGuard &operator=(const DeviceGuard &) = delete;

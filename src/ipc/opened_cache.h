@@ -5,8 +5,9 @@
 // access. An entry is closed (the backend's `close` is handed its value):
 //   - when every communicator that used it is freed (release: its workspace names itself as the
 //     owner of what it opens);
-//   - when the cache holds more than its capacity, least recently used first (trim: called where
-//     nothing opened is in flight, after a flush);
+//   - when the cache holds more than its capacity, least recently used first (trim: called after a
+//     flush, when nothing is in flight), except what was used since the previous trim: a call in
+//     progress, another thread's perhaps, may still copy into it;
 //   - when the backend finds it stale (drop_if: the CUDA backend drops a peer's old allocation
 //     once the same address comes back as another one, as a program that frees and allocates
 //     again does).
@@ -45,6 +46,7 @@ class OpenedCache {
         Descriptor descriptor;        // as last published (the key is its first key_bytes bytes)
         Opened opened{};
         std::vector<uint64_t> owners;  // the communicators (their workspaces) that used it
+        uint64_t used_in = 0;          // the trim period it was last used in
     };
 
     explicit OpenedCache(size_t capacity = cache_capacity_from_env()) : capacity_(capacity) {}
@@ -65,6 +67,7 @@ class OpenedCache {
         }
         Entry &e = *it->second;
         e.descriptor = d;
+        e.used_in = period_;
         bool known = false;
         for (uint64_t o : e.owners) known = known || o == owner;
         if (!known) e.owners.push_back(owner);
@@ -73,7 +76,9 @@ class OpenedCache {
 
     Opened *find(const Descriptor &d, size_t key_bytes) {
         const auto it = index_.find(key_of(d, key_bytes));
-        return it == index_.end() ? nullptr : &it->second->opened;
+        if (it == index_.end()) return nullptr;
+        it->second->used_in = period_;
+        return &it->second->opened;
     }
 
     // Forgets an entry whose opening failed (nothing to close).
@@ -98,16 +103,19 @@ class OpenedCache {
         });
     }
 
-    // Closes the least recently used entries beyond the capacity.
+    // Closes the least recently used entries beyond the capacity, but none used since the
+    // previous trim; starts a new period.
     template <class Close>
     void trim(size_t key_bytes, Close close) {
-        while (lru_.size() > capacity_) {
-            Entry &e = lru_.back();
-            close(e.opened);
+        for (auto it = lru_.end(); lru_.size() > capacity_ && it != lru_.begin();) {
+            --it;
+            if (it->used_in == period_) continue;
+            close(it->opened);
             ++closes_;
-            index_.erase(key_of(e.descriptor, key_bytes));
-            lru_.pop_back();
+            index_.erase(key_of(it->descriptor, key_bytes));
+            it = lru_.erase(it);
         }
+        ++period_;
     }
 
     // Closes every entry for which stale(entry) holds.
@@ -139,6 +147,7 @@ class OpenedCache {
     std::list<Entry> lru_;  // most recently used first
     std::unordered_map<std::string, typename std::list<Entry>::iterator> index_;
     uint64_t opens_ = 0, closes_ = 0;
+    uint64_t period_ = 1;  // trims so far, plus one
 };
 
 }  // namespace tucoll::ipc
