@@ -345,16 +345,21 @@ def run_simulation(build: Build, run: SimRun, timeout: float | None = None) -> s
         hostfile = Path(tmp) / "hostfile"
         hostfile.write_text("\n".join(hostfile_lines(run.platform, run.nprocs, run.ppn, run.mapping)) + "\n")
         cmd, env = build_command(build, run, hostfile)
-        # smpirun is a script that starts the simulator as a child: a timeout or an interrupt
-        # must end the whole process group, or the simulation goes on without anyone waiting.
-        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                              start_new_session=True) as child:
-            try:
-                out, err = child.communicate(timeout=timeout)
-            except BaseException:
+        # smpirun is a script that starts the simulator as a child, in a session of its own: a
+        # timeout, an interrupt or a signal that ends the tools (cli.exit_on_signal) must end the
+        # whole group, or the simulation goes on without anyone waiting. The child is made inside
+        # the try, so that no exception can come between its start and the handler (a `with`
+        # block would wait for the simulation to end instead).
+        child = None
+        try:
+            child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                     start_new_session=True)
+            out, err = child.communicate(timeout=timeout)
+        except BaseException:
+            if child is not None:
                 os.killpg(child.pid, signal.SIGKILL)
-                child.wait()
-                raise
+                child.communicate()
+            raise
         proc = subprocess.CompletedProcess(cmd, child.returncode, out, err)
     if proc.returncode not in (0, 1):
         raise SimError(f"simulation failed ({proc.returncode}): {shlex.join(cmd)}\n{proc.stdout}\n{proc.stderr}")

@@ -356,7 +356,7 @@ def test_a_signal_that_ends_the_tool_ends_its_simulation(signum):
     env = dict(os.environ, TUCOLL_TEST_MARKER=marker.split("=", 1)[1])
     tool = subprocess.Popen([sys.executable, "-m", "tucoll", "sim", "--build-dir", str(SIM_BUILD), "--platform",
                              "polaris-like", "--np", "512", "--", "alltoallv", "--alg", "vendor", "--dist", "uniform",
-                             "--size", "4K"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                             "--size", "4K"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
     while len(processes_with(marker)) < 2 and time.time() < deadline:  # the tool and its simulator
         time.sleep(0.2)
