@@ -350,10 +350,18 @@ def run_simulation(build: Build, run: SimRun, timeout: float | None = None) -> s
         # whole group, or the simulation goes on without anyone waiting. The child is made inside
         # the try, so that no exception can come between its start and the handler (a `with`
         # block would wait for the simulation to end instead).
+        # The signals that end the tools are held while the child starts (one landing inside Popen
+        # would leave it unknown here, so running) and let through in the child before it execs.
+        ending = {signal.SIGTERM, signal.SIGHUP, signal.SIGINT}
         child = None
         try:
-            child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                     start_new_session=True)
+            signal.pthread_sigmask(signal.SIG_BLOCK, ending)
+            try:
+                child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                         start_new_session=True,
+                                         preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_UNBLOCK, ending))
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, ending)
             out, err = child.communicate(timeout=timeout)
         except BaseException:
             if child is not None:
