@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from rich.table import Table
 
-from tucoll import __version__, docs, replay
+from tucoll import __version__, docs, replay, signals
 from tucoll.bench import BenchError, BenchRun, registry, run_bench
 from tucoll.build import REPO_ROOT, Build
 from tucoll.report import console as make_console
@@ -524,16 +523,8 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def exit_on_signal(signum: int, frame) -> None:
-    """SIGTERM and SIGHUP (`timeout`, a batch system's cancel, a closed terminal) end the tools as an
-    exception would, so that what they started ends with them: simulations run in a session of
-    their own, which no signal to the caller's process group reaches (sim.run_simulation)."""
-    raise SystemExit(128 + signum)
-
-
 def main(argv: list[str] | None = None) -> int:
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, exit_on_signal)
+    signals.install()
     args, rest = parser().parse_known_args(argv)
     if args.command in ("bench", "sim"):
         args.bench_args = rest

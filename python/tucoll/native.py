@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from tucoll import signals
 from tucoll.build import REPO_ROOT
 
 MPI_SUCCESS = 0
@@ -45,6 +46,7 @@ class Library:
     def __init__(self, path: Path):
         self.path = path
         lib = ctypes.CDLL(str(path))
+        signals.reassert()  # its MPI's constructors may have taken the tools' signals
         lib.tucoll_registry_json.restype = ctypes.c_char_p
         lib.tucoll_error_string.restype = ctypes.c_char_p
         lib.tucoll_error_string.argtypes = [ctypes.c_int]

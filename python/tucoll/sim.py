@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tucoll import native
+from tucoll import native, signals
 from tucoll import sizes as units
 from tucoll.bench import registry  # noqa: F401 (sim.registry: the MPI build's, the same sources)
 from tucoll.build import REPO_ROOT, Build
@@ -346,13 +346,13 @@ def run_simulation(build: Build, run: SimRun, timeout: float | None = None) -> s
         hostfile.write_text("\n".join(hostfile_lines(run.platform, run.nprocs, run.ppn, run.mapping)) + "\n")
         cmd, env = build_command(build, run, hostfile)
         # smpirun is a script that starts the simulator as a child, in a session of its own: a
-        # timeout, an interrupt or a signal that ends the tools (cli.exit_on_signal) must end the
+        # timeout, an interrupt or a signal that ends the tools (tucoll.signals) must end the
         # whole group, or the simulation goes on without anyone waiting. The child is made inside
         # the try, so that no exception can come between its start and the handler (a `with`
         # block would wait for the simulation to end instead).
         # The signals that end the tools are held while the child starts (one landing inside Popen
         # would leave it unknown here, so running) and let through in the child before it execs.
-        ending = {signal.SIGTERM, signal.SIGHUP, signal.SIGINT}
+        ending = {*signals.ENDING, signal.SIGINT}
         child = None
         try:
             signal.pthread_sigmask(signal.SIG_BLOCK, ending)
