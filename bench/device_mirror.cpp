@@ -1,8 +1,8 @@
 #include "device_mirror.h"
 
-#include <mpi.h>
-
 #include <algorithm>
+
+#include "node_rank.h"
 
 #ifdef TUCOLL_BENCH_CUDA
 #include <cuda_runtime.h>
@@ -20,24 +20,6 @@ std::string DeviceMirror::supported(const std::string &memory) {
     return "--memory device needs a CUDA build of tucoll (a CUDA toolkit found by CMake)";
 #endif
 }
-
-#ifdef TUCOLL_BENCH_CUDA
-namespace {
-// This rank's index among the ranks of its node: ranks share the node's GPUs in turn by it (a
-// world rank would put every rank of the second node on the GPUs of the first's ranks' order).
-int node_local_rank() {
-    static const int local = [] {
-        MPI_Comm node;
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-        int r = 0;
-        MPI_Comm_rank(node, &r);
-        MPI_Comm_free(&node);
-        return r;
-    }();
-    return local;
-}
-}  // namespace
-#endif
 
 std::string DeviceMirror::mirror(const std::string &memory, const Bytes &send, const Bytes &recv) {
     release();

@@ -17,29 +17,18 @@
 #include <vector>
 
 #include "ipc/backend.h"
+#include "node_rank.h"
 #include "test_util.h"
 #include "tucoll.h"
 
 namespace tucoll::test {
 namespace {
 
-int local_rank() {
-    static const int local = [] {
-        MPI_Comm node;
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-        int r = 0;
-        MPI_Comm_rank(node, &r);
-        MPI_Comm_free(&node);
-        return r;
-    }();
-    return local;
-}
-
 bool have_device() {
     int devices = 0;
     const bool ok = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
     cudaGetLastError();
-    if (ok) cudaSetDevice(local_rank() % devices);
+    if (ok) cudaSetDevice(bench::node_local_rank() % devices);
     return all_ranks(ok);
 }
 
