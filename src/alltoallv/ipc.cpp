@@ -75,7 +75,6 @@ struct IpcWorkspace {
     std::vector<Slot> wanted;  // per local peer: what this rank wants from it
     std::vector<Slot> owed;    // per local peer: what it wants from this rank
     std::vector<Slot> exposed;  // uniform path: every local rank's descriptor and block size
-    bool staged_if_refused = false;  // device buffers, MPI not CUDA-aware: a refusal stages
 };
 
 // This rank's buffers: device memory or not, and whether they need staging. A null pointer
@@ -139,8 +138,8 @@ int uniform_block(Context &ctx, const Call &call, bool check, int64_t *block) {
 // Only what this call's buffers say about the backend counts: a rank that stages this call votes
 // yes without asking, and a peer with buffers of the other kind is not asked (the call then ends
 // in an error about the kinds, not in a backend refused for the communicator's later calls).
-int agree_usable(Context &ctx, ipc::Backend &backend, IpcWorkspace &ws, const Buffers &mine, int local_size,
-                 int local_rank, int *usable) {
+int agree_usable(Context &ctx, ipc::Backend &backend, IpcWorkspace &ws, const Buffers &mine, bool device_only,
+                 int local_size, int local_rank, int *usable) {
     ipc::Refusal why;
     int ok = mine.staging || backend.available(&why) ? 1 : 0;
     for (int j = 0; ok && !mine.staging && j < local_size; ++j) {
@@ -156,7 +155,7 @@ int agree_usable(Context &ctx, ipc::Backend &backend, IpcWorkspace &ws, const Bu
     if (!ok && verbose()) {
         log_line(std::string("ipc: rank ") + std::to_string(ctx.rank()) + ": the " + backend.name() +
                  " backend is refused (" + why.reason + "): this communicator exchanges by " +
-                 (ws.staged_if_refused ? "staging through host memory" : "messages"));
+                 (device_only ? "staging through host memory" : "messages"));
     }
     return MPI_SUCCESS;
 }
@@ -336,7 +335,6 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
     // node is copied, and what copies cannot serve is staged (on every rank alike: a
     // communicator of several nodes is known to all; the rest is seen in the node's slots).
     const bool device_only = mine.device && !ipc::mpi_takes_device_buffers();
-    ws.staged_if_refused = device_only;
     if (device_only) {
         s.ipc_threshold = 0;
         if (topo.num_nodes > 1) return run_staged(ctx, call, ws, "device buffers across nodes, MPI not CUDA-aware", stats);
@@ -368,7 +366,7 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
     if (device_only && n.any_staging) return run_staged(ctx, call, ws, "mixed or managed memory", stats);
     if (device_only && !n.all_exposed) return run_staged(ctx, call, ws, "a buffer that CUDA IPC cannot export", stats);
     if (ws.usable < 0) {
-        TUCOLL_TRY(agree_usable(ctx, backend, ws, mine, topo.local_size, topo.local_rank, &ws.usable));
+        TUCOLL_TRY(agree_usable(ctx, backend, ws, mine, device_only, topo.local_size, topo.local_rank, &ws.usable));
         if (ws.usable == 0) return run(ctx, call, params, stats);
     }
     if (n.any_staging) return run_staged(ctx, call, ws, "mixed or managed memory", stats);
