@@ -7,6 +7,7 @@ import io
 import json
 import math
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -47,18 +48,22 @@ class Platform:
 
     @classmethod
     def load(cls, name: str) -> "Platform":
-        """A platform of sim/platforms/platforms.json by name, or one of a user's own: a JSON file
-        holding one entry of that form (its "file" relative to the JSON file), such as a
-        calibrated copy of a shipped platform."""
+        """A platform of sim/platforms/platforms.json or sim/platforms/calibrated/ by name, or one of
+        a user's own: a JSON file holding one entry of that form (its "file" relative to the JSON
+        file), such as a calibrated copy of a shipped platform."""
         if name.endswith(".json"):
             path = Path(name).resolve()
             if not path.is_file():
                 raise SimError(f"no platform file {name}")
             entry, base, name = json.loads(path.read_text()), path.parent, path.stem
+        elif (PLATFORM_DIR / "calibrated" / f"{name}.json").is_file():  # tucoll calibrate --write
+            path = PLATFORM_DIR / "calibrated" / f"{name}.json"
+            entry, base = json.loads(path.read_text()), path.parent
         else:
             table = platforms()
             if name not in table:
-                raise SimError(f"unknown platform {name!r}; known: {', '.join(table)}, or a platform's .json file")
+                raise SimError(f"unknown platform {name!r}; known: {', '.join(platform_names())}, "
+                               "or a platform's .json file")
             entry, base = table[name], PLATFORM_DIR
         hosts = [f"{prefix}{i}{suffix}" for prefix, count, suffix in entry["hosts"] for i in range(count)]
         return cls(name, base / entry["file"], hosts, entry["ranks_per_node"], entry["vendor"],
@@ -67,6 +72,36 @@ class Platform:
 
 def platforms() -> dict:
     return json.loads((PLATFORM_DIR / "platforms.json").read_text())
+
+
+def platform_names() -> list[str]:
+    """The shipped platforms and the calibrated ones (sim/platforms/calibrated/, tucoll calibrate)."""
+    return [*platforms(), *sorted(p.stem for p in (PLATFORM_DIR / "calibrated").glob("*.json"))]
+
+
+def derived_platform(base: str, props: dict[str, float | str], path: Path, summary: str | None = None,
+                     note: str = "") -> Path:
+    """Writes `path` (a .json platform entry, as `tucoll sim --platform` takes) and its .xml beside
+    it: the shipped platform `base` with these SimGrid options set in its <config> (replacing
+    the base's own values of the same options), and `note` as a comment heading the file."""
+    entry = dict(platforms()[base])
+    xml = (PLATFORM_DIR / entry["file"]).read_text()
+    for key in props:  # an option set twice in <config> is an error in SimGrid
+        xml = re.sub(rf'\n\s*<prop id="{re.escape(key)}" value="[^"]*"/>', "", xml)
+    added = "".join(f'\n    <prop id="{key}" value="{value}"/>' for key, value in props.items())
+    xml = xml.replace("<config>", "<config>" + added, 1)
+    if note:
+        if "--" in note:
+            raise ValueError("an XML comment cannot hold '--'")
+        xml = xml.replace("<platform ", f"<!--\n{note.rstrip()}\n-->\n<platform ", 1)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.with_suffix(".xml").write_text(xml)
+    entry["file"] = path.with_suffix(".xml").name
+    if summary:
+        entry["summary"] = summary
+    path.with_suffix(".json").write_text(json.dumps(entry, indent=2) + "\n")
+    return path.with_suffix(".json")
 
 
 def hostfile_lines(platform: Platform, nprocs: int, ppn: int, mapping: str) -> list[str]:

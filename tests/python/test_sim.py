@@ -303,16 +303,9 @@ def test_dragonfly_global_links_leave_from_the_senders_router():
 
 def platform_with(tmp_path, base: str, props: dict) -> str:
     """A platform file of the shipped `base` with these SimGrid options added to its <config>."""
-    from tucoll.sim import PLATFORM_DIR, platforms
+    from tucoll.sim import derived_platform
 
-    entry = dict(platforms()[base])
-    xml = (PLATFORM_DIR / entry["file"]).read_text()
-    added = "".join(f'\n    <prop id="{k}" value="{v}"/>' for k, v in props.items())
-    (tmp_path / f"{base}-test.xml").write_text(xml.replace("<config>", "<config>" + added, 1))
-    entry["file"] = f"{base}-test.xml"
-    path = tmp_path / f"{base}-test.json"
-    path.write_text(json.dumps(entry))
-    return str(path)
+    return str(derived_platform(base, props, tmp_path / f"{base}-test.json"))
 
 
 def test_a_receivers_matching_cost_grows_with_its_queues(tmp_path):
