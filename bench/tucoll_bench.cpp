@@ -20,6 +20,7 @@
 #include "alltoall_exchange.h"
 #include "alltoallv_exchange.h"
 #include "crs_exchange.h"
+#include "machine_probe.h"
 #include "report.h"
 #include "runner.h"
 #include "tucoll.h"
@@ -103,7 +104,7 @@ int run_collective(const BenchOptions &o, int rank,
 // What the command line asked for. The parser is gone by the time the run starts: its option
 // objects cost some 80 KB per rank, which a simulation of thousands of ranks pays per rank.
 struct Command {
-    enum class What { kHelp, kList, kListJson, kAlltoallv, kAlltoall, kAllgather, kAllgatherv, kCrs, kCrsV };
+    enum class What { kHelp, kList, kListJson, kAlltoallv, kAlltoall, kAllgather, kAllgatherv, kCrs, kCrsV, kMachine };
     What what = What::kHelp;
     BenchOptions options;
     std::string crs_source;  // kCrs, kCrsV: --matrix or --dist
@@ -186,6 +187,13 @@ std::variant<Command, int> parse_command_line(int argc, char **argv, int rank) {
             ->capture_default_str();
     }
 
+    int probe_iters = 11;
+    CLI::App *machine = app.add_subcommand(
+        "machine", "point-to-point microbenchmarks between ranks 0 and 1 for `tucoll calibrate --here` (CSV)");
+    machine->add_option("--iters", probe_iters, "samples per test (the median is printed)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
@@ -216,6 +224,9 @@ std::variant<Command, int> parse_command_line(int argc, char **argv, int rank) {
         const int v = crs[1]->parsed() ? 1 : 0;
         pick(v ? What::kCrsV : What::kCrs, crs_opts[v]);
         c.crs_source = crs_matrix[v].empty() ? crs_opts[v].dist : "matrix:" + crs_matrix[v];
+    } else if (machine->parsed()) {
+        c.what = What::kMachine;
+        c.options.iters = probe_iters;
     } else {
         c.help = app.help();
     }
@@ -269,6 +280,9 @@ int main(int argc, char **argv) {
             rc = run_collective(o, rank, [&](MPI_Comm comm) -> std::unique_ptr<Exchange> {
                 return std::make_unique<tucoll::bench::CrsExchange>(o, comm, c.what == What::kCrsV, c.crs_source);
             });
+            break;
+        case What::kMachine:
+            rc = tucoll::bench::run_machine_probe(MPI_COMM_WORLD, o.iters);
             break;
         case What::kHelp:
             if (rank == 0) std::printf("%s", c.help.c_str());

@@ -28,6 +28,8 @@
 #   cpu bench the GPU hidden (CUDA_VISIBLE_DEVICES=): every alltoallv algorithm and auto against
 #             the MPI's own MPI_Alltoallv, 16 B to 64 KiB, at min(16, cores) ranks (not
 #             oversubscribed)
+#   calibrate tucoll-bench machine (2 ranks) and alltoallv at 2, 4, 8 and 16 ranks, the GPU hidden:
+#             what `tucoll calibrate --here --probe ... --measured ...` fits and predicts back home
 #   summary   scripts/gpu-check/summary.py over the CSVs: printed, and written to summary.md
 set -uo pipefail
 
@@ -176,6 +178,26 @@ cpu_ranks=$(( jobs < 16 ? jobs : 16 ))
 CUDA_VISIBLE_DEVICES= run 240 $cpu_ranks "$bench" alltoallv --sizes 16,256,1K,4K,16K,64K --dist uniform --check \
     --iters 20 --warmup 3 --format csv > "$out/cpu_bench.csv" 2> "$work/cpu_bench.err" ||
   { echo "tucoll-bench alltoallv (CPU) failed:"; tail -5 "$work/cpu_bench.err"; }
+
+# ---- calibrate ----------------------------------------------------------------------------------
+# What `tucoll calibrate --here` needs from a machine with cores enough for P = 16 unoversubscribed:
+# its microbenchmarks (2 ranks) and the measured alltoallv at P = 2, 4 (fit range), 8 and 16
+# (predicted). The fit and the simulation run back home: `tucoll calibrate --here --probe
+# OUT/machine_probe.csv --measured OUT/here_measured.csv --cores N --flavor mpich`.
+say calibrate
+CUDA_VISIBLE_DEVICES= run 120 2 "$bench" machine > "$out/machine_probe.csv" 2> "$work/machine_probe.err" ||
+  { echo "tucoll-bench machine failed:"; tail -5 "$work/machine_probe.err"; }
+rm -f "$out/here_measured.csv"
+for np in 2 4 8 16; do
+  [ $np -gt "$jobs" ] && continue
+  algs="--alg vendor --alg tuna:radix=2"
+  [ $np -ge 4 ] && algs="$algs --alg tuna:radix=4"
+  CUDA_VISIBLE_DEVICES= run 120 $np "$bench" alltoallv $algs --sizes 16,1024,65536 --dist uniform \
+      --iters 20 --format csv > "$work/here.$np.csv" 2> "$work/here.$np.err" ||
+    { echo "tucoll-bench alltoallv np $np (calibrate) failed:"; tail -5 "$work/here.$np.err"; continue; }
+  if [ -f "$out/here_measured.csv" ]; then tail -n +2 "$work/here.$np.csv"; else cat "$work/here.$np.csv"; fi \
+    >> "$out/here_measured.csv"
+done
 
 # ---- summary ------------------------------------------------------------------------------------
 say summary

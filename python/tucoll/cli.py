@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +105,71 @@ def cmd_figure(args: argparse.Namespace) -> int:
         out, summary = figures.render(fig, registry)
         console.print(f"[bold]{fig.title}[/bold] -> {out.relative_to(sim.REPO_ROOT)} (simulated times)")
         console.print(summary, markup=False, highlight=False)
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from tucoll import calibrate
+
+    console = make_console()
+    if args.here:
+        return calibrate_here(args, console)
+    fits = calibrate.fit()
+    console.print("[bold]Mechanisms[/bold] (fitted on data/published/seeds.csv's fit set, or sourced):")
+    console.print(calibrate.parameters_table(fits).to_string(index=False), markup=False, highlight=False)
+    if args.write:
+        for path in calibrate.write_platforms(fits):
+            console.print(f"wrote {path.relative_to(calibrate.REPO_ROOT)} and its .xml")
+    held, left = calibrate.calibration_table()
+    for name in ("fit", "check"):
+        console.print(f"\n[bold]{name} set[/bold] (model at the seeds' P: closed forms, analytic)")
+        console.print(held[held["set"] == name].drop(columns=["set"]).to_string(index=False, float_format="%.4g"),
+                      markup=False, highlight=False)
+    console.print(f"\n{len(left)} rows not held against the model here:")
+    console.print(left.groupby(["set", "why"]).size().to_string(), markup=False, highlight=False)
+    validation = None
+    if args.validate:
+        results = calibrate.run_points(calibrate.validation_points(), calibrate.SimCache(calibrate.CACHE),
+                                       scheduler=args.scheduler, workers=args.workers, build_dir=args.build_dir,
+                                       log=console.print)
+        validation = calibrate.validation_table(results)
+        console.print("\n[bold]closed forms against simulation[/bold] (simulated)")
+        console.print(validation.to_string(index=False, float_format="%.4g"), markup=False, highlight=False)
+    if args.write:
+        doc = calibrate.write_doc(fits, held, left, validation)
+        console.print(f"wrote {doc.relative_to(calibrate.REPO_ROOT)}")
+    return 0
+
+
+def calibrate_here(args: argparse.Namespace, console) -> int:
+    """tucoll calibrate --here: fit this machine's mechanisms, write its platform, predict larger P."""
+    import pandas as pd
+
+    from tucoll import calibrate
+
+    out = Path(args.out)
+    build = None if args.probe and args.measured else Build.find(args.mpi_build_dir)
+    if args.probe:  # measured elsewhere (scripts/gpu-check.sh's calibrate stage)
+        probe = pd.read_csv(args.probe)
+    else:
+        console.print(f"probing this machine with {build.mpi_flavor} (tucoll-bench machine, 2 ranks)")
+        probe = calibrate.probe_here(build)
+    fitted = calibrate.fit_here(probe)
+    console.print(fitted.rows().to_string(index=False), markup=False, highlight=False)
+    flavor = build.mpi_flavor if build else args.flavor
+    platform = calibrate.write_here_platform(fitted, flavor, out)
+    console.print(f"wrote {platform} and its .xml: `tucoll sim --platform {platform}`")
+    measured = pd.read_csv(args.measured, dtype={"params": str}, keep_default_na=False) if args.measured \
+        else calibrate.measure_here(build, log=console.print)
+    cores = args.cores or os.cpu_count() or 1
+    table = calibrate.here_table(measured, platform, cores, scheduler=args.scheduler, workers=args.workers,
+                                 sim_build_dir=args.build_dir, log=console.print)
+    console.print(f"\n[bold]alltoallv, uniform: simulated on the fitted platform against measured[/bold] "
+                  f"({cores} cores: P above that is oversubscribed, scheduler-bound)")
+    console.print(table.to_string(index=False, float_format="%.4g"), markup=False, highlight=False)
+    table.to_csv(out.with_name(out.stem + "-prediction.csv"), index=False)
+    probe.to_csv(out.with_name(out.stem + "-probe.csv"), index=False)
+    fitted.rows().to_csv(out.with_name(out.stem + "-fit.csv"), index=False)
     return 0
 
 
@@ -355,6 +421,30 @@ def parser() -> argparse.ArgumentParser:
                                            "when absent)")
     d.set_defaults(func=cmd_demo)
 
+    ca = with_build(sub.add_parser(
+        "calibrate", help="hold the modelled machines against the seeds' measurements (data/published/seeds.csv)",
+        description="Fits each calibrated platform's mechanism on the seeds' fit set, prints the model against "
+                    "the published fit and check sets (closed forms at the seeds' P), and with --validate "
+                    "holds the closed forms against simulation at the P where both run."), simgrid_build)
+    ca.add_argument("--validate", action="store_true",
+                    help="simulate the validation points the cache (docs/calibration/simulated.csv) lacks")
+    ca.add_argument("--write", action="store_true",
+                    help="write the calibrated platforms (sim/platforms/calibrated/) and docs/CALIBRATION.md")
+    ca.add_argument("--scheduler", help="a Dask scheduler's address (tcp://host:port) to run the simulations on "
+                                        "(default: local worker processes)")
+    ca.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
+    ca.add_argument("--here", action="store_true",
+                    help="fit this machine's mechanisms from microbenchmarks with its MPI (tucoll-bench machine), "
+                         "write them as a platform file (--out) and predict alltoallv at larger P against measurement")
+    ca.add_argument("--out", default="here.json", help="--here: the platform file to write (and its .xml beside it)")
+    ca.add_argument("--mpi-build-dir", help="--here: the MPI build to probe and measure with (default build/)")
+    ca.add_argument("--probe", help="--here: tucoll-bench machine's CSV from another machine, instead of probing")
+    ca.add_argument("--measured", help="--here: tucoll-bench alltoallv rows (CSV) measured there, instead of here")
+    ca.add_argument("--cores", type=int, help="--here: cores of the machine measured (default: this one's)")
+    ca.add_argument("--flavor", default="openmpi", choices=["openmpi", "mpich"],
+                    help="--here with --probe and --measured: the MPI measured there")
+    ca.set_defaults(func=cmd_calibrate)
+
     sm = with_build(sub.add_parser(
         "sim", help="run tucoll-bench on a SimGrid-modelled cluster (times are simulated)",
         description="Everything after -- goes to tucoll-bench, e.g. `tucoll sim --platform polaris-like --np 256 -- "
@@ -362,8 +452,8 @@ def parser() -> argparse.ArgumentParser:
                     "(make sim-build; default build-sim/). Results are checked against the vendor MPI unless "
                     "--no-check or --shared-buffers."), simgrid_build)
     sm.add_argument("--platform", required=True,
-                    help=f"one of sim/platforms/platforms.json: {', '.join(sim.platforms())}; or a platform's "
-                         "own .json file (one entry of that form)")
+                    help=f"one of sim/platforms/platforms.json: {', '.join(sim.platform_names())}; or a "
+                         "platform's own .json file (one entry of that form)")
     sm.add_argument("--np", type=int, required=True, help="simulated ranks")
     sm.add_argument("--ppn", type=int, help="ranks per node (default: the platform's); the nodes are the regions "
                                             "node-aware algorithms see")

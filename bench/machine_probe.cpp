@@ -1,0 +1,111 @@
+#include "machine_probe.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace tucoll::bench {
+namespace {
+
+constexpr int kDone = 1 << 20;  // tag of the receiver's acknowledgement, above every probe tag
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// One-way time of a message of `bytes`: half a round trip, `reps` round trips per sample.
+double pingpong(MPI_Comm comm, int rank, int bytes, int reps, int iters) {
+    std::vector<char> buf(std::max(bytes, 1));
+    std::vector<double> samples;
+    for (int it = 0; it < iters + 1; ++it) {  // the first round warms up
+        MPI_Barrier(comm);
+        const double t0 = MPI_Wtime();
+        for (int r = 0; r < reps; ++r) {
+            if (rank == 0) {
+                MPI_Send(buf.data(), bytes, MPI_BYTE, 1, 0, comm);
+                MPI_Recv(buf.data(), bytes, MPI_BYTE, 1, 0, comm, MPI_STATUS_IGNORE);
+            } else if (rank == 1) {
+                MPI_Recv(buf.data(), bytes, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE);
+                MPI_Send(buf.data(), bytes, MPI_BYTE, 0, 0, comm);
+            }
+        }
+        if (it > 0) samples.push_back((MPI_Wtime() - t0) / (2.0 * reps));
+    }
+    return median(samples);
+}
+
+// `count` 8-byte messages from rank 0 to rank 1, all outstanding at once; rank 1 posts its receives
+// first, tagged 0..count-1, and rank 0 sends them in that order (`reversed`: last tag first, so
+// that each arrival walks the whole posted queue to match). Time from the first send to rank 1's
+// acknowledgement that all arrived.
+double burst(MPI_Comm comm, int rank, int count, bool reversed, int iters) {
+    std::vector<long> data(count);
+    std::vector<MPI_Request> reqs(count);
+    std::vector<double> samples;
+    for (int it = 0; it < iters + 1; ++it) {
+        if (rank == 1)
+            for (int i = 0; i < count; ++i) MPI_Irecv(&data[i], 1, MPI_LONG, 0, i, comm, &reqs[i]);
+        MPI_Barrier(comm);  // the receives are posted before any send starts
+        const double t0 = MPI_Wtime();
+        if (rank == 0) {
+            for (int i = 0; i < count; ++i) {
+                const int tag = reversed ? count - 1 - i : i;
+                MPI_Isend(&data[tag], 1, MPI_LONG, 1, tag, comm, &reqs[i]);
+            }
+            MPI_Waitall(count, reqs.data(), MPI_STATUSES_IGNORE);
+            MPI_Recv(nullptr, 0, MPI_BYTE, 1, kDone, comm, MPI_STATUS_IGNORE);
+            if (it > 0) samples.push_back(MPI_Wtime() - t0);
+        } else if (rank == 1) {
+            MPI_Waitall(count, reqs.data(), MPI_STATUSES_IGNORE);
+            MPI_Send(nullptr, 0, MPI_BYTE, 0, kDone, comm);
+        }
+    }
+    return samples.empty() ? 0.0 : median(samples);
+}
+
+// One core's memcpy of `bytes` (the local copies inside the algorithms), on the calling rank.
+double copy_time(long bytes, int iters) {
+    std::vector<char> src(bytes, 1), dst(bytes);
+    std::vector<double> samples;
+    for (int it = 0; it < iters + 1; ++it) {
+        const double t0 = MPI_Wtime();
+        std::memcpy(dst.data(), src.data(), bytes);
+        if (it > 0) samples.push_back(MPI_Wtime() - t0);
+    }
+    if (dst[bytes / 2] != 1) return 0.0;  // keeps the copy from being optimised away
+    return median(samples);
+}
+
+}  // namespace
+
+int run_machine_probe(MPI_Comm user_comm, int iters) {
+    MPI_Comm comm;
+    MPI_Comm_dup(user_comm, &comm);
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (size < 2) {
+        if (rank == 0) std::fprintf(stderr, "tucoll-bench machine: needs 2 ranks or more\n");
+        MPI_Comm_free(&comm);
+        return 2;
+    }
+    if (rank == 0) std::printf("test,bytes,count,seconds\n");
+    for (int bytes : {0, 16, 1024, 16384, 262144, 1048576}) {
+        const int reps = bytes >= 262144 ? 20 : 200;
+        const double t = pingpong(comm, rank, bytes, reps, iters);
+        if (rank == 0) std::printf("pingpong,%d,1,%.9g\n", bytes, t);
+    }
+    for (int count : {1, 16, 64, 256, 1024}) {
+        for (bool reversed : {false, true}) {
+            const double t = burst(comm, rank, count, reversed, iters);
+            if (rank == 0) std::printf("%s,8,%d,%.9g\n", reversed ? "burst_reversed" : "burst", count, t);
+        }
+    }
+    if (rank == 0) std::printf("copy,%ld,1,%.9g\n", 64L << 20, copy_time(64L << 20, iters));
+    MPI_Comm_free(&comm);
+    return 0;
+}
+
+}  // namespace tucoll::bench

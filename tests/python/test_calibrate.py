@@ -1,0 +1,180 @@
+"""`tucoll calibrate`: the fit, the calibrated platforms, the closed forms and the simulator's
+network-interface mechanism (sim/simgrid-patches/nic-gap.patch)."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tucoll import calibrate, sim
+
+SIM_BUILD = Path(os.environ.get("TUCOLL_SIM_BUILD_DIR", Path(__file__).resolve().parents[2] / "build-sim"))
+needs_simgrid = pytest.mark.skipif(not (SIM_BUILD / "build-info.json").is_file(),
+                                   reason="no SimGrid build (make sim-build)")
+
+
+def test_the_fit_reproduces_the_fit_sets_vendor_times_and_nothing_is_fitted_on_the_check_set():
+    held, _ = calibrate.calibration_table()
+    vendor = held[(held["set"] == "fit") & held["id"].str.endswith("vendor_time")]
+    assert len(vendor) == 2
+    assert vendor["after / published"].tolist() == pytest.approx([1.0, 1.0], rel=1e-6)
+    # Changing a check-set value moves no parameter.
+    table = calibrate.seeds()
+    moved = table.copy()
+    moved.loc[moved["set"] == "check", "value"] = "1"
+    assert calibrate.fit(moved) == calibrate.fit(table)
+
+
+def test_the_shipped_calibrated_platforms_hold_the_fit():
+    # A change to the seeds' file or to the closed forms needs `tucoll calibrate --write`.
+    fits = calibrate.fit()
+    for machine in calibrate.MACHINE_LIST:
+        platform = sim.Platform.load(machine.calibrated)
+        props = {p.get("id"): p.get("value") for p in ET.parse(platform.file).getroot().iter("prop")}
+        for name, value in fits[machine.name].items():
+            assert float(props[calibrate.OPTIONS[name]]) == pytest.approx(value, rel=1e-5), (machine.name, name)
+        assert platform.ranks_per_node == 32
+        assert machine.calibrated in sim.platform_names()
+
+
+def test_shift_loads():
+    torus = calibrate.Topology("TORUS", (8, 8, 8))
+    assert torus.shift_load(512, 1) == 1 and torus.shift_load(512, 3) == 3 and torus.shift_load(512, 6) == 2
+    assert torus.shift_load(512, 8 * 4) == 4  # 4 steps along the second dimension
+    assert torus.shift_load(512, 0) == 0
+    fly = calibrate.Topology.of(sim.Platform.load("polaris-like"))
+    assert fly.kind == "DRAGONFLY" and fly.shift_load(256, 64) == 1.0
+
+
+def test_tuna_rounds_move_every_block_once_per_nonzero_digit():
+    for nprocs, radix in ((8, 2), (27, 3), (100, 4), (37, 5)):
+        rounds = calibrate.tuna_rounds(nprocs, radix)
+        moved = sum(blocks for _, blocks in rounds)
+        digits = 0
+        for i in range(nprocs):
+            while i:
+                digits += (i % radix) != 0
+                i //= radix
+        assert moved == digits
+
+
+def test_calibrate_command_prints_both_sets():
+    proc = subprocess.run([sys.executable, "-m", "tucoll", "calibrate"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "fit set" in proc.stdout and "check set" in proc.stdout
+    assert "polaris_p8192_16B_vendor_time" in proc.stdout and "smpi/nic-gap" in proc.stdout
+
+
+@needs_simgrid
+def test_the_interface_gap_charges_messages_between_nodes_as_the_closed_form_says(tmp_path):
+    def vendor_us(props: dict, nprocs: int) -> float:
+        platform = sim.derived_platform("polaris-like", props, tmp_path / f"p{len(props)}-{nprocs}.json")
+        point = calibrate.SimPoint(str(platform), nprocs, 32, 16, "vendor")
+        return calibrate.simulate_point(point, str(SIM_BUILD)) * 1e6, platform
+
+    gap = 2e-7
+    # One node: nothing crosses an interface, nothing changes.
+    alone, _ = vendor_us({}, 32)
+    assert vendor_us({"smpi/nic-gap": gap}, 32)[0] == pytest.approx(alone, rel=1e-9)
+    # Four nodes: each interface takes 2 x 32 x 96 messages one after another, which dominates.
+    charged, path = vendor_us({"smpi/nic-gap": gap}, 128)
+    assert charged == pytest.approx(2 * 32 * 96 * gap * 1e6, rel=0.05)
+    closed = calibrate.closed_form(calibrate.SimPoint(str(path), 128, 32, 16, "vendor")) * 1e6
+    assert closed == pytest.approx(charged, rel=0.05)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@needs_simgrid
+def test_simulations_run_on_a_dask_scheduler_and_workers_on_the_loopback(tmp_path):
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    bindir = Path(sys.executable).parent
+    scheduler = subprocess.Popen([str(bindir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                  "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers = [subprocess.Popen([str(bindir / "dask"), "worker", address, "--nthreads", "1", "--no-dashboard"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
+    try:
+        from dask.distributed import Client
+
+        deadline = time.time() + 60
+        while True:
+            try:
+                with Client(address, timeout=5) as client:
+                    if len(client.scheduler_info()["workers"]) == 2:
+                        break
+            except OSError:
+                pass
+            assert time.time() < deadline, "the scheduler and its workers did not come up"
+            time.sleep(1)
+        points = [calibrate.SimPoint("polaris-calibrated", n, 4, 16, spec)
+                  for n in (8, 16) for spec in ("vendor", "tuna:radix=2")]
+        cache = calibrate.SimCache(tmp_path / "simulated.csv")
+        first = calibrate.run_points(points, cache, scheduler=address, build_dir=str(SIM_BUILD), log=lambda _: None)
+        assert set(first) == set(points) and all(t > 0 for t in first.values())
+        # Cached under the model's fingerprint: a second report simulates nothing.
+        again = calibrate.run_points(points, calibrate.SimCache(tmp_path / "simulated.csv"), scheduler="unused",
+                                     log=lambda _: None)
+        assert again == first
+    finally:
+        for proc in [*workers, scheduler]:
+            proc.terminate()
+        for proc in [*workers, scheduler]:
+            proc.wait(timeout=30)
+
+
+def probe_rows() -> str:
+    """A two-rank probe as tucoll-bench machine prints it: 1 us + 1 ns/B ping-pong, 100 ns per
+    message outstanding, 5 ns per queue entry walked, 10 GB/s memcpy."""
+    rows = ["test,bytes,count,seconds"]
+    rows += [f"pingpong,{b},1,{1e-6 + b * 1e-9:.9g}" for b in (0, 16, 1024, 16384, 262144, 1048576)]
+    for w in (1, 16, 64, 256, 1024):
+        rows.append(f"burst,8,{w},{2e-6 + w * 1e-7:.9g}")
+        rows.append(f"burst_reversed,8,{w},{2e-6 + w * 1e-7 + 5e-9 * w * (w - 1) / 2:.9g}")
+    rows.append(f"copy,{64 << 20},1,{(64 << 20) / 1e10:.9g}")
+    return "\n".join(rows) + "\n"
+
+
+def test_here_fit_recovers_the_mechanisms_of_a_probe():
+    import io
+
+    import pandas as pd
+
+    fit = calibrate.fit_here(pd.read_csv(io.StringIO(probe_rows())))
+    assert fit.overhead == pytest.approx(1e-7, rel=1e-6)
+    assert fit.match_cost == pytest.approx(5e-9, rel=1e-6)
+    assert fit.bandwidth == pytest.approx(1e9, rel=1e-6)
+    assert fit.latency == pytest.approx(1e-6 - 2e-7, rel=1e-6)
+    assert fit.copy_bandwidth == pytest.approx(1e10, rel=1e-6)
+
+
+@needs_simgrid
+def test_here_from_another_machines_probe_and_measurements(tmp_path):
+    # What scripts/gpu-check.sh brings back: the probe and tucoll-bench's rows, fitted and
+    # predicted here without an MPI build.
+    (tmp_path / "probe.csv").write_text(probe_rows())
+    header = "collective,algorithm,params,nprocs,ppn,dist,size,type,iters,median_us,min_us,max_us,rounds,messages," \
+             "scratch_bytes,ok"
+    rows = [f"alltoallv,vendor,,{p},{p},uniform,16,char,20,{5.0 * p},1,1,0,0,0,-" for p in (2, 8)]
+    (tmp_path / "measured.csv").write_text("\n".join([header, *rows]) + "\n")
+    out = tmp_path / "there.json"
+    proc = subprocess.run([sys.executable, "-m", "tucoll", "calibrate", "--here", "--probe", str(tmp_path / "probe.csv"),
+                           "--measured", str(tmp_path / "measured.csv"), "--cores", "16", "--flavor", "mpich",
+                           "--out", str(out), "--workers", "2", "--build-dir", str(SIM_BUILD)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sim.Platform.load(str(out)).vendor == "mpich"
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "there-prediction.csv")
+    assert sorted(table["P"]) == [2, 8] and not table["oversubscribed"].any()
+    assert (table["predicted_us"] > 0).all()
