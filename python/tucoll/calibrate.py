@@ -729,7 +729,7 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
             "ranks (`tucoll-bench machine`), writes them as a one-node platform file, simulates uniform "
             "alltoallv on it and measures the same runs with the real MPI (interleaved, median of 20). "
             f"Predicted at P = {', '.join(map(str, HERE_NPROCS_PREDICT))}: predicted / measured from "
-            f"{predicted['predicted / measured'].min():.2f} to {predicted['predicted / measured'].max():.2f}. "
+            f"{predicted['predicted / measured'].min():.3g} to {predicted['predicted / measured'].max():.3g}. "
             "This machine has 2 cores: every P above 2 is oversubscribed, so its measured times are the "
             "scheduler's as much as the MPI's, which no network model holds.",
             "",
