@@ -1,0 +1,37 @@
+"""`tucoll calibrate`: the modelled machines held against what the seeds measured on the real ones.
+
+The seeds' measurements are data/published/seeds.csv. Its fit set is the only thing a mechanism's
+parameter is fitted on; the check set is only reported. Each machine model carries two per-message
+mechanisms beside its links (sim/simgrid-patches): a matching cost per queue entry the receiving MPI
+walks (smpi/match-cost) and a network interface's time per message, shared by a node's ranks
+(smpi/nic-gap). The fit set pins one of them per machine (one vendor time each); the other is set
+from the machine's documentation, as its platform file says.
+
+The vendor's P^2 messages cannot be simulated at the seeds' P (8192: 67 million messages), so its
+time there comes from a closed form of the same model (vendor_time), held against simulation at
+the P where both run (validation_points) and labelled analytic. So does TuNA's (tuna_time) where
+the cache holds no simulation of it at that P (8192 ranks take 20 GB and a quarter of an hour
+per spec here).
+
+The rooms: model (the mechanisms and the closed forms), simulations (simulated points, their cache,
+the Dask cluster), seeds (the fit, the calibrated platforms, the tables against the seeds), report
+(docs/CALIBRATION.md), here (this machine).
+"""
+
+from tucoll.build import REPO_ROOT
+from tucoll.calibrate.here import (HereFit, fit_here, here_specs, here_table, measure_here, probe_here,
+                                   write_here_platform)
+from tucoll.calibrate.model import (Mechanisms, Topology, fit_parameter, queue_walk, tuna_rounds, tuna_time,
+                                    vendor_time)
+from tucoll.calibrate.report import DOC, parameters_table, write_doc
+from tucoll.calibrate.seeds import (CACHE, MACHINE_LIST, OPTIONS, SEEDS, Machine, Model, calibration_table,
+                                    closed_form, fit, models, ratio_by_p, seeds, validation_points,
+                                    validation_table, write_platforms)
+from tucoll.calibrate.simulations import SimCache, SimPoint, model_fingerprint, run_points, simulate_point
+
+__all__ = ["CACHE", "DOC", "MACHINE_LIST", "OPTIONS", "REPO_ROOT", "SEEDS", "HereFit", "Machine", "Mechanisms",
+           "Model", "SimCache", "SimPoint", "Topology", "calibration_table", "closed_form", "fit", "fit_here",
+           "fit_parameter", "here_specs", "here_table", "measure_here", "model_fingerprint", "models",
+           "parameters_table", "probe_here", "queue_walk", "ratio_by_p", "run_points", "seeds", "simulate_point",
+           "tuna_rounds", "tuna_time", "validation_points", "validation_table", "vendor_time", "write_doc",
+           "write_here_platform", "write_platforms"]

@@ -1,0 +1,133 @@
+"""docs/CALIBRATION.md, written from the calibration's tables."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from tucoll.build import REPO_ROOT
+from tucoll.calibrate.here import HERE_NPROCS_PREDICT, HERE_PROBE
+from tucoll.calibrate.seeds import CACHE, MACHINE_LIST, OPTIONS, ratio_by_p
+from tucoll.calibrate.simulations import SimCache
+
+
+# ---------------------------------------------------------------------------- the docs
+
+DOC = REPO_ROOT / "docs" / "CALIBRATION.md"
+
+
+def _number(value) -> str:
+    """3 significant digits, whole numbers (byte counts, P) in full."""
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.0f}" if value == round(value) and abs(value) >= 1 else f"{value:.3g}"
+    return str(value)
+
+
+def _markdown(frame: pd.DataFrame, floats: str | None = None) -> str:
+    if floats:
+        return frame.to_markdown(index=False, floatfmt=floats)
+    return frame.map(_number).to_markdown(index=False) if hasattr(frame, "map") else \
+        frame.applymap(_number).to_markdown(index=False)
+
+
+def parameters_table(fits: dict[str, dict[str, float]]) -> pd.DataFrame:
+    rows = []
+    for machine in MACHINE_LIST:
+        for name, source in ((machine.fitted, machine.fitted_source), (machine.fixed, machine.fixed_source)):
+            rows.append({"machine": machine.name, "option": OPTIONS[name],
+                         "value": f"{fits[machine.name][name] * 1e9:.2f} ns", "source": source})
+    return pd.DataFrame(rows)
+
+
+def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.DataFrame,
+              validation: pd.DataFrame | None) -> Path:
+    check = held[held["set"] == "check"]
+    worst = check.loc[(check["after / published"].map(lambda r: max(r, 1 / r) if r > 0 else math.inf)).idxmax()]
+    parts = [
+        "# Calibrated machines: the models held against the seeds' measurements",
+        "",
+        "Written by `tucoll calibrate --write` (the tables) from data/published/seeds.csv; do not edit by hand.",
+        "",
+        f"**Where it stands.** The fit set is reproduced by construction; of the check set's "
+        f"{len(check)} points that the closed forms reach, the largest error is "
+        f"{worst['id']} ({worst['after']:.3g} against {worst['published']:.3g} {worst['unit']}, "
+        f"{worst['after / published']:.2f}x). At the seeds' P (8192, 16384) the vendor's times come from "
+        "its closed form (`vendor_time` in python/tucoll/calibrate.py: the simulator's mechanisms written "
+        "out), and TuNA's from simulation where it was run (polaris, 8192, 16 B) and its closed form "
+        "(`tuna_time`) elsewhere; each row says which. The validation table below holds the closed forms "
+        "against simulation where both run.",
+        "",
+        "## The mechanisms and their parameters",
+        "",
+        "Two per-message mechanisms apply to every algorithm alike: a receiving MPI's matching cost per "
+        "queue entry it walks (sim/simgrid-patches/match-cost.patch) and a network interface's time per "
+        "message, shared by its node's ranks (sim/simgrid-patches/nic-gap.patch). The fit set holds one "
+        "vendor time per machine, so it pins one mechanism per machine; the other comes from the "
+        "machine's documentation or is left out, as said. Links, latencies and per-message CPU overheads "
+        "are the base platforms', with the sources their files give. The calibrated platforms are "
+        "`polaris-calibrated` and `fugaku-calibrated` (sim/platforms/calibrated/), for `tucoll sim "
+        "--platform`.",
+        "",
+        _markdown(parameters_table(fits)),
+        "",
+        "## Fit set and check set",
+        "",
+        "*before*: the same closed forms on the uncalibrated platforms (polaris-like, fugaku-like, both "
+        "mechanisms 0) at 32 ranks per node; *after*: on the calibrated ones. A crossover is the largest "
+        "block size (powers of two, 16 B to 64 KiB) up to which TuNA with its ideal radix is ahead.",
+        "",
+    ]
+    for name in ("fit", "check"):
+        frame = held[held["set"] == name].drop(columns=["set"])
+        parts += [f"### {name.capitalize()} set", "", _markdown(frame), ""]
+    ratios = ratio_by_p(SimCache(CACHE) if CACHE.is_file() else None)
+    parts += ["### vendor / TuNA by P, calibrated", "",
+              "TuNA with its ideal radix: of 2 to 128 in closed form; of the radices simulated (2, 4 and 16 up to "
+              "P = 2048, 16 at 8192) where simulated, the vendor then simulated where it was (polaris up to 2048 "
+              "at 16 B, 1024 at 1 KiB) and in closed form elsewhere.", "",
+              _markdown(ratios.astype(object).where(ratios.notna(), "")), ""]
+    reasons = left.groupby(["set", "why"]).size().reset_index(name="rows")
+    parts += ["### Not held against the model here", "", _markdown(reasons), ""]
+    if validation is not None and len(validation):
+        parts += [
+            "## The closed forms against simulation",
+            "",
+            "Uniform alltoallv on the calibrated platforms at 32 ranks per node, simulated with SimGrid (one "
+            "iteration, deterministic) where the vendor's P^2 messages still simulate in minutes, against the "
+            f"closed forms. Largest error: {validation['closed / simulated'].max():.2f}x over, "
+            f"{validation['closed / simulated'].min():.2f}x under. Cached in "
+            f"{CACHE.relative_to(REPO_ROOT)} with each platform's fingerprint; `tucoll calibrate --validate` "
+            "simulates what the cache lacks, in parallel on a Dask cluster (local workers, or "
+            "`--scheduler tcp://host:port`).",
+            "",
+            _markdown(validation, floats=".4g"),
+            "",
+        ]
+    parts += ["Command: `.venv/bin/tucoll calibrate --validate --write`.", ""]
+    fit_rows, prediction = HERE_PROBE.with_name("here-fit.csv"), HERE_PROBE.with_name("here-prediction.csv")
+    if fit_rows.is_file() and prediction.is_file():
+        table = pd.read_csv(prediction)
+        predicted = table[table["role"] == "predicted"]
+        parts += [
+            "## This machine: fitted at P = 2, predicted at larger P",
+            "",
+            "`tucoll calibrate --here` fits the same mechanisms from microbenchmarks with the real MPI on two "
+            "ranks (`tucoll-bench machine`), writes them as a one-node platform file, simulates uniform "
+            "alltoallv on it and measures the same runs with the real MPI (interleaved, median of 20). "
+            f"Predicted at P = {', '.join(map(str, HERE_NPROCS_PREDICT))}: predicted / measured from "
+            f"{predicted['predicted / measured'].min():.3g} to {predicted['predicted / measured'].max():.3g}. "
+            "This machine has 2 cores: every P above 2 is oversubscribed, so its measured times are the "
+            "scheduler's as much as the MPI's, which no network model holds.",
+            "",
+            _markdown(pd.read_csv(fit_rows)),
+            "",
+            _markdown(table, floats=".4g"),
+            "",
+            "Command: `.venv/bin/tucoll calibrate --here --out docs/calibration/here.json` (writes the platform "
+            "file and these tables).",
+            "",
+        ]
+    DOC.write_text("\n".join(parts))
+    return DOC

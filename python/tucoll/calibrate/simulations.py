@@ -1,0 +1,122 @@
+"""Simulated points of uniform alltoallv, run in parallel on a Dask cluster and cached under the
+model's fingerprint."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from tucoll import sim
+from tucoll import sizes as units
+from tucoll.build import REPO_ROOT
+
+
+# ------------------------------------------------------------------------- simulations
+
+@dataclass(frozen=True)
+class SimPoint:
+    """One simulated uniform alltoallv: a spec at one P and block size on a platform."""
+    platform: str
+    nprocs: int
+    ppn: int
+    size: int
+    spec: str
+
+
+def model_fingerprint(platform: sim.Platform) -> str:
+    """What a simulated time depends on: the platform file's content (not its comments), the
+    SimGrid patches and the library's sources; a result cached under another fingerprint is
+    simulated again."""
+    digest = hashlib.sha256(ET.canonicalize(from_file=str(platform.file), with_comments=False,
+                                            strip_text=True).encode())
+    digest.update(repr(platform.copy_bandwidth).encode())
+    for path in sorted((REPO_ROOT / "sim" / "simgrid-patches").glob("*.patch")) + _library_sources():
+        digest.update(path.relative_to(REPO_ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+@functools.lru_cache(maxsize=1)
+def _library_sources() -> list[Path]:
+    return sorted(p for d in ("src", "include") for p in (REPO_ROOT / d).rglob("*") if p.is_file())
+
+
+def simulate_point(point: SimPoint, build_dir: str | None = None) -> float:
+    """The simulated time of `point` in seconds (run by a Dask worker)."""
+    from tucoll import sweep  # sweep imports the bench machinery; only workers need it
+
+    target = sweep.Target(sim.sim_build(build_dir), sim.Platform.load(point.platform), ppn=point.ppn, force=True)
+    rows = target.run(point.nprocs, "uniform", [point.size], [point.spec])
+    return float(rows["median_us"].iloc[0]) * 1e-6
+
+
+class SimCache:
+    """Simulated times kept in a CSV with the model's fingerprint, so that a report reruns only what
+    the model's change made stale."""
+    COLUMNS = ["platform", "model", "nprocs", "ppn", "size", "spec", "seconds"]
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.frame = (pd.read_csv(self.path, dtype={"spec": str, "model": str, "platform": str})
+                      if self.path.is_file() else pd.DataFrame(columns=self.COLUMNS))
+        self.times = {(r.platform, r.model, int(r.nprocs), int(r.ppn), int(r.size), r.spec): float(r.seconds)
+                      for r in self.frame.itertuples()}
+        self.fingerprints: dict[str, str] = {}
+
+    def model(self, platform: str) -> str:
+        if platform not in self.fingerprints:
+            self.fingerprints[platform] = model_fingerprint(sim.Platform.load(platform))
+        return self.fingerprints[platform]
+
+    def get(self, point: SimPoint) -> float | None:
+        return self.times.get((point.platform, self.model(point.platform), point.nprocs, point.ppn, point.size,
+                               point.spec))
+
+    def points(self, platform: str) -> list[SimPoint]:
+        """The current points cached for `platform`."""
+        model = self.model(platform)
+        return [SimPoint(p, n, ppn, size, spec) for (p, m, n, ppn, size, spec) in self.times
+                if p == platform and m == model]
+
+    def put(self, point: SimPoint, seconds: float) -> None:
+        key = (point.platform, self.model(point.platform), point.nprocs, point.ppn, point.size, point.spec)
+        self.times[key] = seconds
+        self.frame = pd.concat([self.frame, pd.DataFrame([dict(zip(self.COLUMNS, (*key, seconds)))])],
+                               ignore_index=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.frame.to_csv(self.path, index=False)
+
+
+def run_points(points: list[SimPoint], cache: SimCache, scheduler: str | None = None, workers: int | None = None,
+               build_dir: str | None = None, log=print) -> dict[SimPoint, float]:
+    """Simulates the points `cache` lacks, in parallel on a Dask cluster: local worker processes
+    by default (one per core), or the scheduler at `scheduler` (tcp://host:port)."""
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    results = {p: t for p in points if (t := cache.get(p)) is not None}
+    pending = [p for p in dict.fromkeys(points) if p not in results]
+    if not pending:
+        return results
+    if scheduler:
+        client = Client(scheduler)
+    else:
+        client = Client(LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                                     processes=True, dashboard_address=None))
+    with client:
+        # The slowest first (most ranks), so that the cluster does not end waiting on one of them.
+        pending.sort(key=lambda p: (-p.nprocs * (p.nprocs if p.spec == "vendor" else 1), p.size))
+        futures = {client.submit(simulate_point, p, build_dir, pure=False): p for p in pending}
+        for done in as_completed(futures):
+            point = futures[done]
+            seconds = done.result()
+            cache.put(point, seconds)
+            results[point] = seconds
+            log(f"simulated {point.platform} P={point.nprocs} S={units.text(point.size)} {point.spec}: "
+                f"{seconds * 1e6:.1f} us ({len(results)}/{len(points)})")
+    return results
