@@ -122,7 +122,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             console.print(f"wrote {path.relative_to(calibrate.REPO_ROOT)} and its .xml")
     held, left = calibrate.calibration_table()
     for name in ("fit", "check"):
-        console.print(f"\n[bold]{name} set[/bold] (model at the seeds' P: closed forms, analytic)")
+        console.print(f"\n[bold]{name} set[/bold] (the model at the seeds' P; `how` says closed form or simulated)")
         console.print(held[held["set"] == name].drop(columns=["set"]).to_string(index=False, float_format="%.4g"),
                       markup=False, highlight=False)
     console.print(f"\n{len(left)} rows not held against the model here:")

@@ -18,7 +18,7 @@ from tucoll.calibrate.simulations import SimCache, SimPoint, run_points
 
 # ------------------------------------------------------------------------- this machine
 
-HERE_PROBE = REPO_ROOT / "docs" / "calibration" / "here.csv"
+HERE_DOCS = REPO_ROOT / "docs" / "calibration"  # where this repository keeps its own machine's run
 HERE_NPROCS_FIT, HERE_NPROCS_PREDICT = (2, 4), (8, 16)
 HERE_SIZES = (16, 1024, 65536)
 HERE_SPECS = ("vendor", "tuna:radix=2", "tuna:radix=4")

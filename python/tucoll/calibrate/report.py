@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from tucoll.build import REPO_ROOT
-from tucoll.calibrate.here import HERE_NPROCS_PREDICT, HERE_PROBE
+from tucoll.calibrate.here import HERE_DOCS, HERE_NPROCS_PREDICT
 from tucoll.calibrate.seeds import CACHE, MACHINE_LIST, OPTIONS, ratio_by_p
 from tucoll.calibrate.simulations import SimCache
 
@@ -106,7 +106,7 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
             "",
         ]
     parts += ["Command: `.venv/bin/tucoll calibrate --validate --write`.", ""]
-    fit_rows, prediction = HERE_PROBE.with_name("here-fit.csv"), HERE_PROBE.with_name("here-prediction.csv")
+    fit_rows, prediction = HERE_DOCS / "here-fit.csv", HERE_DOCS / "here-prediction.csv"
     if fit_rows.is_file() and prediction.is_file():
         table = pd.read_csv(prediction)
         predicted = table[table["role"] == "predicted"]
