@@ -96,9 +96,15 @@ def test_default_table_compares_with_vendor(build):
     rows = [m for m in map(row.match, proc.stdout.splitlines()) if m]
     medians = {re.split(r"[: ]", m["label"])[0]: float(m["median"]) for m in rows}
     assert set(medians) == set(alltoallv_names(build)), proc.stdout
+    # The medians print to 0.01 us and the speedup to 0.01: the speedup of the unrounded medians
+    # lies within what the printed ones allow, which at sub-microsecond medians is a few percent.
+    half = 0.005
+    vendor = medians["vendor"]
     for m in rows:
-        expected = medians["vendor"] / float(m["median"])
-        assert float(m["speedup"]) == pytest.approx(expected, abs=0.006 + 0.006 * expected), m.group(0)
+        median = float(m["median"])
+        low = (vendor - half) / (median + half) - half
+        high = (vendor + half) / max(median - half, 1e-9) + half
+        assert low <= float(m["speedup"]) <= high, (m.group(0), low, high)
 
 
 @pytest.mark.parametrize("args,message", [
