@@ -154,14 +154,14 @@ def calibrate_here(args: argparse.Namespace, console) -> int:
     else:
         console.print(f"probing this machine with {build.mpi_flavor} (tucoll-bench machine, 2 ranks)")
         probe = calibrate.probe_here(build)
-    fitted = calibrate.fit_here(probe)
+    cores = args.cores or os.cpu_count() or 1
+    fitted = calibrate.fit_here(probe, cores)
     console.print(fitted.rows().to_string(index=False), markup=False, highlight=False)
     flavor = build.mpi_flavor if build else args.flavor
     platform = calibrate.write_here_platform(fitted, flavor, out)
     console.print(f"wrote {platform} and its .xml: `tucoll sim --platform {platform}`")
     measured = pd.read_csv(args.measured, dtype={"params": str}, keep_default_na=False) if args.measured \
         else calibrate.measure_here(build, log=console.print)
-    cores = args.cores or os.cpu_count() or 1
     table = calibrate.here_table(measured, platform, cores, scheduler=args.scheduler, workers=args.workers,
                                  sim_build_dir=args.build_dir, log=console.print)
     console.print(f"\n[bold]alltoallv, uniform: simulated on the fitted platform against measured[/bold] "

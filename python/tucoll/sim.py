@@ -51,14 +51,13 @@ class Platform:
         """A platform of sim/platforms/platforms.json or sim/platforms/calibrated/ by name, or one of
         a user's own: a JSON file holding one entry of that form (its "file" relative to the JSON
         file), such as a calibrated copy of a shipped platform."""
+        if (PLATFORM_DIR / "calibrated" / f"{name}.json").is_file():  # tucoll calibrate --write
+            name = str(PLATFORM_DIR / "calibrated" / f"{name}.json")
         if name.endswith(".json"):
             path = Path(name).resolve()
             if not path.is_file():
                 raise SimError(f"no platform file {name}")
             entry, base, name = json.loads(path.read_text()), path.parent, path.stem
-        elif (PLATFORM_DIR / "calibrated" / f"{name}.json").is_file():  # tucoll calibrate --write
-            path = PLATFORM_DIR / "calibrated" / f"{name}.json"
-            entry, base = json.loads(path.read_text()), path.parent
         else:
             table = platforms()
             if name not in table:
@@ -79,11 +78,11 @@ def platform_names() -> list[str]:
     return [*platforms(), *sorted(p.stem for p in (PLATFORM_DIR / "calibrated").glob("*.json"))]
 
 
-def derived_platform(base: str, props: dict[str, float | str], path: Path, summary: str | None = None,
-                     note: str = "") -> Path:
+def derived_platform(base: str, props: dict[str, float | str], path: Path, note: str = "", **entry_fields) -> Path:
     """Writes `path` (a .json platform entry, as `tucoll sim --platform` takes) and its .xml beside
     it: the shipped platform `base` with these SimGrid options set in its <config> (replacing
-    the base's own values of the same options), and `note` as a comment heading the file."""
+    the base's own values of the same options), `note` as a comment heading the file, and
+    `entry_fields` (summary, ranks_per_node, ...) in place of the base entry's."""
     entry = dict(platforms()[base])
     xml = (PLATFORM_DIR / entry["file"]).read_text()
     for key in props:  # an option set twice in <config> is an error in SimGrid
@@ -97,9 +96,7 @@ def derived_platform(base: str, props: dict[str, float | str], path: Path, summa
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.with_suffix(".xml").write_text(xml)
-    entry["file"] = path.with_suffix(".xml").name
-    if summary:
-        entry["summary"] = summary
+    entry.update(entry_fields, file=path.with_suffix(".xml").name)
     path.with_suffix(".json").write_text(json.dumps(entry, indent=2) + "\n")
     return path.with_suffix(".json")
 

@@ -47,7 +47,7 @@ def test_shift_loads():
     assert torus.shift_load(512, 1) == 1 and torus.shift_load(512, 3) == 3 and torus.shift_load(512, 6) == 2
     assert torus.shift_load(512, 8 * 4) == 4  # 4 steps along the second dimension
     assert torus.shift_load(512, 0) == 0
-    fly = calibrate.Topology.of(sim.Platform.load("polaris-like"))
+    fly = calibrate.Mechanisms.of(sim.Platform.load("polaris-like")).topology
     assert fly.kind == "DRAGONFLY" and fly.shift_load(256, 64) == 1.0
 
 
@@ -149,7 +149,7 @@ def test_here_fit_recovers_the_mechanisms_of_a_probe():
 
     import pandas as pd
 
-    fit = calibrate.fit_here(pd.read_csv(io.StringIO(probe_rows())))
+    fit = calibrate.fit_here(pd.read_csv(io.StringIO(probe_rows())), cores=16)
     assert fit.overhead == pytest.approx(1e-7, rel=1e-6)
     assert fit.match_cost == pytest.approx(5e-9, rel=1e-6)
     assert fit.bandwidth == pytest.approx(1e9, rel=1e-6)

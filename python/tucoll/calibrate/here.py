@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +25,7 @@ HERE_SPECS = ("vendor", "tuna:radix=2", "tuna:radix=4")
 
 @dataclass(frozen=True)
 class HereFit:
-    """This machine's mechanisms, from `tucoll-bench machine` (two ranks on one node)."""
+    """A machine's mechanisms, from `tucoll-bench machine` (two ranks on one node)."""
     latency: float         # one-way time of an empty message, less the two overheads
     bandwidth: float       # bytes/s between two ranks (large ping-pong messages)
     overhead: float        # seconds per message, many outstanding (smpi/os, ois, or each)
@@ -62,7 +61,9 @@ def probe_here(build) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(proc.stdout))
 
 
-def fit_here(probe: pd.DataFrame) -> HereFit:
+def fit_here(probe: pd.DataFrame, cores: int) -> HereFit:
+    """The mechanisms of the machine that `probe` (tucoll-bench machine's rows) measured, which has
+    `cores` cores."""
     import numpy as np
 
     pp = probe[probe["test"] == "pingpong"].set_index("bytes")["seconds"]
@@ -77,8 +78,7 @@ def fit_here(probe: pd.DataFrame) -> HereFit:
     latency = max(0.0, pp[0] - 2 * overhead)
     copy = probe[probe["test"] == "copy"].iloc[0]
     copy_bandwidth = copy["bytes"] / copy["seconds"]
-    return HereFit(latency, 1 / slope if slope > 0 else math.inf, overhead, match_cost, copy_bandwidth,
-                   os.cpu_count() or 1)
+    return HereFit(latency, 1 / slope if slope > 0 else math.inf, overhead, match_cost, copy_bandwidth, cores)
 
 
 def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
@@ -88,7 +88,7 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     o = f"0:{fit_.overhead:.6g}:0"
     xml = f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<!-- This machine ({fit_.cores} cores), as tucoll calibrate fitted it from tucoll-bench machine with its MPI
+<!-- A machine of {fit_.cores} cores, as tucoll calibrate fitted it from tucoll-bench machine with its MPI
      ({flavor}): one node, every rank on it. -->
 <platform version="4.1">
   <config>
@@ -109,7 +109,7 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     path.with_suffix(".xml").write_text(xml)
     entry = {"file": path.with_suffix(".xml").name, "hosts": [["here-", 1, ".sim"]], "ranks_per_node": 64,
              "vendor": "mpich" if flavor == "mpich" else "ompi", "copy_bandwidth": fit_.copy_bandwidth,
-             "summary": f"this machine ({fit_.cores} cores, {flavor}), fitted by tucoll calibrate --here"}
+             "summary": f"a machine of {fit_.cores} cores ({flavor}), fitted by tucoll calibrate --here"}
     path.with_suffix(".json").write_text(json.dumps(entry, indent=2) + "\n")
     return path.with_suffix(".json")
 
@@ -144,11 +144,9 @@ def here_table(measured: pd.DataFrame, platform_file: Path, cores: int, schedule
               for _, row in measured.iterrows()]
     cache = SimCache(Path(platform_file).with_name(Path(platform_file).stem + "-simulated.csv"))
     predicted = run_points(points, cache, scheduler=scheduler, workers=workers, build_dir=sim_build_dir, log=log)
-    for point, (_, row) in zip(points, measured.iterrows()):
-        nprocs = point.nprocs
-        spec = point.spec
-        rows.append({"P": nprocs, "role": "fit range" if nprocs in HERE_NPROCS_FIT else "predicted",
-                     "oversubscribed": nprocs > cores, "S": units.text(int(row["size"])), "spec": spec,
-                     "measured_us": float(row["median_us"]), "predicted_us": predicted[point] * 1e6,
-                     "predicted / measured": predicted[point] * 1e6 / float(row["median_us"])})
+    for point, measured_us in zip(points, measured["median_us"].astype(float)):
+        rows.append({"P": point.nprocs, "role": "fit range" if point.nprocs in HERE_NPROCS_FIT else "predicted",
+                     "oversubscribed": point.nprocs > cores, "S": units.text(point.size), "spec": point.spec,
+                     "measured_us": measured_us, "predicted_us": predicted[point] * 1e6,
+                     "predicted / measured": predicted[point] * 1e6 / measured_us})
     return pd.DataFrame(rows)

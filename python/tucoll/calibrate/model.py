@@ -31,24 +31,36 @@ def _rate(text: str) -> float:
 
 @dataclass(frozen=True)
 class Mechanisms:
-    """What a platform file charges a message, in seconds (per byte where said)."""
+    """What a platform charges a message and how its nodes are connected, read from its files once
+    (seconds, bytes/s)."""
     isend: float
     isend_per_byte: float
     recv: float
     recv_per_byte: float
-    match_cost: float      # smpi/match-cost: per queue entry examined
-    nic_gap: float         # smpi/nic-gap: per inter-node message, per node, each way
-    link_bandwidth: float  # bytes/s of one network link
+    match_cost: float          # smpi/match-cost: per queue entry examined
+    nic_gap: float             # smpi/nic-gap: per inter-node message, per node, each way
+    link_bandwidth: float      # one network link
+    path_latency: float        # a typical path between two nodes
+    loopback_bandwidth: float  # within a node
+    loopback_latency: float
+    copy_bandwidth: float      # local copies inside the algorithms
+    topology: "Topology"
 
     @classmethod
     def of(cls, platform: sim.Platform) -> "Mechanisms":
         root = ET.parse(platform.file).getroot()
         props = {p.get("id"): p.get("value") for p in root.iter("prop")}
         cluster = next(root.iter("cluster"))
+        topology = Topology.of(cluster)
         isend, isend_b = _per_message(props.get("smpi/ois", "0:0:0"))
         recv, recv_b = _per_message(props.get("smpi/or", "0:0:0"))
+        # Links a message crosses: a dragonfly's 3 to 5 (its node links and 1 to 3 between routers),
+        # a torus' average hop count plus the two node links; a switch's two.
+        hops = {"DRAGONFLY": 4, "TORUS": sum(n / 4 for n in topology.params) + 2}.get(topology.kind, 2)
         return cls(isend, isend_b, recv, recv_b, float(props.get("smpi/match-cost", 0)),
-                   float(props.get("smpi/nic-gap", 0)), _rate(cluster.get("bw")))
+                   float(props.get("smpi/nic-gap", 0)), _rate(cluster.get("bw")),
+                   hops * _seconds(cluster.get("lat")), _rate(cluster.get("loopback_bw")),
+                   _seconds(cluster.get("loopback_lat")), platform.copy_bandwidth, topology)
 
 
 # --------------------------------------------------------------------- the vendor, analytic
@@ -69,23 +81,23 @@ def queue_walk(selector: str, nprocs: int) -> float:
     raise ValueError(f"no closed form for the {selector} selection")
 
 
-def vendor_time(platform: sim.Platform, m: Mechanisms, selector: str, nprocs: int, ppn: int, block: int) -> float:
+def vendor_time(m: Mechanisms, selector: str, nprocs: int, ppn: int, block: int) -> float:
     """The vendor's uniform alltoallv on `m` in closed form (seconds): the largest of what each
     rank does one message after another (overheads and queue walk), what each node's interface
     does (ppn * (P - ppn) messages each way at nic_gap), and what the busiest link carries. Exact when one
-    of them dominates, as at the seeds' P; below the model where two are close (see validate)."""
+    of them dominates, as at the seeds' P; below the model where two are close (seeds.VALIDATION)."""
     peers, remote = nprocs - 1, max(nprocs - ppn, 0)
     rank = peers * (m.isend + m.recv + block * (m.isend_per_byte + m.recv_per_byte))
     rank += m.match_cost * queue_walk(selector, nprocs)
     nic = 2 * ppn * remote * m.nic_gap
-    return max(rank, nic, exchange_link_time(platform, m, nprocs, ppn, block))
+    return max(rank, nic, exchange_link_time(m, nprocs, ppn, block))
 
 
-def exchange_link_time(platform: sim.Platform, m: Mechanisms, nprocs: int, ppn: int, block: int) -> float:
+def exchange_link_time(m: Mechanisms, nprocs: int, ppn: int, block: int) -> float:
     """How long the links take to carry every rank's `block` bytes to every rank of the other nodes
     at once (seconds): a node's own link carries its (N - 1) node-to-node shares; on a torus every
     share crosses its hop count of links, spread over each node's 2 x dims directional links."""
-    topology = Topology.of(platform)
+    topology = m.topology
     nodes = max(1, nprocs // ppn)
     flows = float(nodes - 1)
     if topology.kind == "TORUS":
@@ -93,12 +105,12 @@ def exchange_link_time(platform: sim.Platform, m: Mechanisms, nprocs: int, ppn: 
     return ppn * ppn * block * flows / m.link_bandwidth
 
 
-def fit_parameter(platform: sim.Platform, m: Mechanisms, name: str, selector: str, nprocs: int, ppn: int,
-                  block: int, measured: float) -> float:
+def fit_parameter(m: Mechanisms, name: str, selector: str, nprocs: int, ppn: int, block: int,
+                  measured: float) -> float:
     """The value of mechanism `name` (match_cost or nic_gap) at which vendor_time equals `measured`
     seconds; NaN when no value can (the other terms alone already exceed it)."""
     def excess(value: float) -> float:
-        return vendor_time(platform, replace(m, **{name: value}), selector, nprocs, ppn, block) - measured
+        return vendor_time(replace(m, **{name: value}), selector, nprocs, ppn, block) - measured
 
     if excess(0.0) >= 0:
         return math.nan
@@ -117,12 +129,10 @@ class Topology:
     params: tuple
 
     @classmethod
-    def of(cls, platform: sim.Platform) -> "Topology":
-        cluster = next(ET.parse(platform.file).getroot().iter("cluster"))
+    def of(cls, cluster: ET.Element) -> "Topology":
+        """The topology of a platform file's <cluster>."""
         kind, text = cluster.get("topology", "FLAT"), cluster.get("topo_parameters", "")
-        if kind == "TORUS":
-            return cls(kind, tuple(int(d) for d in text.split(",")))
-        return cls(kind, ())
+        return cls(kind, tuple(int(d) for d in text.split(",")) if kind == "TORUS" else ())
 
     def shift_load(self, nodes: int, shift: int) -> float:
         """Flows per link on the busiest link, in units of one link's bandwidth, when every node of
@@ -163,14 +173,13 @@ def tuna_rounds(nprocs: int, radix: int) -> tuple[tuple[int, int], ...]:
     return tuple(rounds)
 
 
-def tuna_time(platform: sim.Platform, m: Mechanisms, nprocs: int, ppn: int, block: int, radix: int) -> float:
+def tuna_time(m: Mechanisms, nprocs: int, ppn: int, block: int, radix: int) -> float:
     """TuNA's uniform alltoallv on `m` in closed form (seconds): its rounds one after another, each
     one message to one peer (uniform blocks need no size exchange). A round costs the rank's
     overheads and its packing and unpacking copies, a network latency, and the longest of what the
     node's traffic takes on its busiest link, on shared memory, and on its interface (nic_gap per
     message sent and per message received)."""
-    topology = Topology.of(platform)
-    latency, loop_bw, loop_latency = _links(platform)
+    topology = m.topology
     nodes = max(1, nprocs // ppn)
     total = 0.0
     for distance, blocks in tuna_rounds(nprocs, radix):
@@ -181,24 +190,13 @@ def tuna_time(platform: sim.Platform, m: Mechanisms, nprocs: int, ppn: int, bloc
         remote_near = ppn - remote_far if near % nodes else 0
         remote = remote_far * (far % nodes != 0) + remote_near
         cpu = m.isend + m.recv + data * (m.isend_per_byte + m.recv_per_byte)
-        cpu += 2 * data / platform.copy_bandwidth
+        cpu += 2 * data / m.copy_bandwidth
         link = max(remote_near * data * topology.shift_load(nodes, near),
                    remote_far * data * topology.shift_load(nodes, far)) / m.link_bandwidth
-        local = data / loop_bw if remote < ppn else 0.0  # a node's loopback is a fat pipe in SimGrid
+        local = data / m.loopback_bandwidth if remote < ppn else 0.0  # a node's loopback is a fat pipe in SimGrid
         nic = 2 * remote * m.nic_gap
-        total += cpu + (latency if remote else loop_latency) + max(link, local, nic)
+        total += cpu + (m.path_latency if remote else m.loopback_latency) + max(link, local, nic)
     return total
-
-
-def _links(platform: sim.Platform) -> tuple[float, float, float]:
-    """(network latency of a typical path, loopback bandwidth, loopback latency) of the cluster."""
-    cluster = next(ET.parse(platform.file).getroot().iter("cluster"))
-    hop = _seconds(cluster.get("lat"))
-    topology = Topology.of(platform)
-    # Links a message crosses: a dragonfly's 3 to 5 (its node links and 1 to 3 between routers),
-    # a torus' average hop count plus the two node links; a switch's two.
-    hops = {"DRAGONFLY": 4, "TORUS": sum(n / 4 for n in topology.params) + 2}.get(topology.kind, 2)
-    return hops * hop, _rate(cluster.get("loopback_bw")), _seconds(cluster.get("loopback_lat"))
 
 
 def _seconds(text: str) -> float:

@@ -54,7 +54,7 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         f"{len(check)} points that the closed forms reach, the largest error is "
         f"{worst['id']} ({worst['after']:.3g} against {worst['published']:.3g} {worst['unit']}, "
         f"{worst['after / published']:.2f}x). At the seeds' P (8192, 16384) the vendor's times come from "
-        "its closed form (`vendor_time` in python/tucoll/calibrate.py: the simulator's mechanisms written "
+        "its closed form (`vendor_time` in python/tucoll/calibrate/model.py: the simulator's mechanisms written "
         "out), and TuNA's from simulation where it was run (polaris, 8192, 16 B) and its closed form "
         "(`tuna_time`) elsewhere; each row says which. The validation table below holds the closed forms "
         "against simulation where both run.",
@@ -110,6 +110,10 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
     if fit_rows.is_file() and prediction.is_file():
         table = pd.read_csv(prediction)
         predicted = table[table["role"] == "predicted"]
+        over = table[table["oversubscribed"]]["P"]
+        oversubscribed = (f"From P = {over.min()} the machine was oversubscribed (more ranks than cores), so "
+                          "its measured times there are the scheduler's as much as the MPI's, which no network "
+                          "model holds." if len(over) else "No P was oversubscribed.")
         parts += [
             "## This machine: fitted at P = 2, predicted at larger P",
             "",
@@ -118,8 +122,7 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
             "alltoallv on it and measures the same runs with the real MPI (interleaved, median of 20). "
             f"Predicted at P = {', '.join(map(str, HERE_NPROCS_PREDICT))}: predicted / measured from "
             f"{predicted['predicted / measured'].min():.3g} to {predicted['predicted / measured'].max():.3g}. "
-            "This machine has 2 cores: every P above 2 is oversubscribed, so its measured times are the "
-            "scheduler's as much as the MPI's, which no network model holds.",
+            + oversubscribed,
             "",
             _markdown(pd.read_csv(fit_rows)),
             "",

@@ -3,7 +3,6 @@ models held against the fit and check sets."""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -80,7 +79,7 @@ def fit(table: pd.DataFrame | None = None) -> dict[str, dict[str, float]]:
         row = rows.iloc[0]
         platform = sim.Platform.load(machine.base)
         m = replace(Mechanisms.of(platform), **{machine.fixed: machine.fixed_value})
-        value = fit_parameter(platform, m, machine.fitted, platform.vendor, int(row["nprocs"]), int(row["ppn"]),
+        value = fit_parameter(m, machine.fitted, platform.vendor, int(row["nprocs"]), int(row["ppn"]),
                               units.parse(row["block_bytes"]), _seconds_of(row))
         if math.isnan(value):
             raise ValueError(f"{machine.name}: the model's other costs already exceed the published "
@@ -110,12 +109,10 @@ def write_platforms(fits: dict[str, dict[str, float]]) -> list[Path]:
             f"  - {OPTIONS[machine.fixed]} = {values[machine.fixed]:.6g} s: {machine.fixed_source}.",
             "  Everything else is the base platform's, with the sources its own comment gives.",
         ])
-        path = sim.derived_platform(machine.base, {OPTIONS[k]: f"{v:.9g}" for k, v in values.items()},
-                                    calibrated_path(machine), summary=machine.summary, note=note)
-        entry = json.loads(path.read_text())
-        entry["ranks_per_node"] = 32  # the seeds' runs (seed 000, V: 32 ranks per node on both machines)
-        path.write_text(json.dumps(entry, indent=2) + "\n")
-        paths.append(path)
+        # 32 ranks per node: the seeds' runs (seed 000, V, on both machines).
+        paths.append(sim.derived_platform(machine.base, {OPTIONS[k]: f"{v:.9g}" for k, v in values.items()},
+                                          calibrated_path(machine), note=note, summary=machine.summary,
+                                          ranks_per_node=32))
     return paths
 
 
@@ -149,9 +146,9 @@ def closed_form(point: SimPoint) -> float:
     platform = sim.Platform.load(point.platform)
     m = Mechanisms.of(platform)
     if point.spec == "vendor":
-        return vendor_time(platform, m, platform.vendor, point.nprocs, point.ppn, point.size)
+        return vendor_time(m, platform.vendor, point.nprocs, point.ppn, point.size)
     radix = int(point.spec.split("radix=")[1])
-    return tuna_time(platform, m, point.nprocs, point.ppn, point.size, radix)
+    return tuna_time(m, point.nprocs, point.ppn, point.size, radix)
 
 
 # ------------------------------------------------------------------- against the seeds
@@ -169,16 +166,14 @@ class Model:
     platform: sim.Platform
     mech: Mechanisms
     ppn: int = 32
+    cache: SimCache | None = None  # simulated TuNA, where it was simulated
 
     def vendor(self, nprocs: int, size: int) -> float:
-        return vendor_time(self.platform, self.mech, self.platform.vendor, nprocs, self.ppn, size)
-
-    cache: "SimCache | None" = None
+        return vendor_time(self.mech, self.platform.vendor, nprocs, self.ppn, size)
 
     def tuna(self, nprocs: int, size: int) -> tuple[float, int]:
         """TuNA with its ideal radix in closed form: (seconds, radix)."""
-        return min((tuna_time(self.platform, self.mech, nprocs, self.ppn, size, r), r)
-                   for r in IDEAL_RADICES if r < nprocs)
+        return min((tuna_time(self.mech, nprocs, self.ppn, size, r), r) for r in IDEAL_RADICES if r < nprocs)
 
     def tuna_simulated(self, nprocs: int, size: int) -> tuple[float, int] | None:
         """The best simulated TuNA the cache holds at this P and size (seconds, radix), if any."""
@@ -190,12 +185,11 @@ class Model:
 
     def crossover(self, nprocs: int) -> int | None:
         """The largest block size of CROSSOVER_SIZES up to which TuNA is ahead of the vendor."""
-        ahead = [s for s in CROSSOVER_SIZES if self.tuna(nprocs, s)[0] < self.vendor(nprocs, s)]
         last = None
-        for s in CROSSOVER_SIZES:
-            if s not in ahead:
+        for size in CROSSOVER_SIZES:
+            if self.tuna(nprocs, size)[0] >= self.vendor(nprocs, size):
                 break
-            last = s
+            last = size
         return last
 
 
@@ -230,11 +224,11 @@ def evaluate(row, model: Model) -> tuple[float, str]:
         s = model.crossover(CROSSOVER_NPROCS)
         return float(s or 0), f"closed form at P = {CROSSOVER_NPROCS}"
     nprocs, size = int(row["nprocs"]), units.parse(row["block_bytes"])
+    if row["algorithms"] == "vendor":
+        return model.vendor(nprocs, size) / _seconds_of(row) * float(row["value"]), "closed form"
     simulated = model.tuna_simulated(nprocs, size)
     tuna, radix = simulated or model.tuna(nprocs, size)
     how = f"TuNA simulated (best of the radices simulated: r = {radix})" if simulated else f"closed form, r = {radix}"
-    if row["algorithms"] == "vendor":
-        return model.vendor(nprocs, size) / _seconds_of(row) * float(row["value"]), "closed form"
     if row["algorithms"] == "tuna":
         return tuna / _seconds_of(row) * float(row["value"]), how
     return model.vendor(nprocs, size) / tuna, how + "; vendor closed form"
