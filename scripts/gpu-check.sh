@@ -182,7 +182,7 @@ CUDA_VISIBLE_DEVICES= run 240 $cpu_ranks "$bench" alltoallv --sizes 16,256,1K,4K
 # ---- calibrate ----------------------------------------------------------------------------------
 # What `tucoll calibrate --here` needs from a machine with cores enough for P = 16 unoversubscribed:
 # its microbenchmarks (2 ranks) and the measured alltoallv at P = 2, 4 (fit range), 8 and 16
-# (predicted). The fit and the simulation run back home: `tucoll calibrate --here --probe
+# (predicted), as python/tucoll/calibrate/here.py names them. The fit and the simulation run back home: `tucoll calibrate --here --probe
 # OUT/machine_probe.csv --measured OUT/here_measured.csv --cores N --flavor mpich`.
 say calibrate
 CUDA_VISIBLE_DEVICES= run 120 2 "$bench" machine > "$out/machine_probe.csv" 2> "$work/machine_probe.err" ||

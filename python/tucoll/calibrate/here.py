@@ -18,6 +18,7 @@ from tucoll.calibrate.simulations import SimCache, SimPoint, run_points
 # ------------------------------------------------------------------------- this machine
 
 HERE_DOCS = REPO_ROOT / "docs" / "calibration"  # where this repository keeps its own machine's run
+# scripts/gpu-check.sh measures the same P, sizes and specs on a machine without this package.
 HERE_NPROCS_FIT, HERE_NPROCS_PREDICT = (2, 4), (8, 16)
 HERE_SIZES = (16, 1024, 65536)
 HERE_SPECS = ("vendor", "tuna:radix=2", "tuna:radix=4")
