@@ -101,7 +101,7 @@ def cmd_figure(args: argparse.Namespace) -> int:
         if not args.plot_only:
             # Plain flushed lines: progress must show when the output goes to a log file.
             figures.run_figure(build, fig, args.timeout, lambda text: print(text, flush=True),
-                               set(args.np) if args.np else None)
+                               set(args.np) if args.np else None, args.scheduler, args.workers)
         out, summary = figures.render(fig, registry)
         console.print(f"[bold]{fig.title}[/bold] -> {out.relative_to(sim.REPO_ROOT)} (simulated times)")
         console.print(summary, markup=False, highlight=False)
@@ -182,6 +182,7 @@ def sweep_target(args: argparse.Namespace):
     else:
         target = sweep.Target(Build.find(args.build_dir))
     target.ppn, target.iters, target.timeout, target.force = args.ppn, args.iters, args.timeout, args.force
+    target.scheduler, target.workers = args.scheduler, args.workers
     return target
 
 
@@ -391,6 +392,12 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--build-dir", help=f"CMake build directory (default: {default})")
         return sp
 
+    def with_cluster(sp: argparse.ArgumentParser) -> None:
+        """Where independent simulations run (tucoll.cluster)."""
+        sp.add_argument("--scheduler", help="run the simulations on this Dask scheduler's workers (tcp://host:port; "
+                                            "default: local worker processes)")
+        sp.add_argument("--workers", type=int, help="local Dask workers, one simulation each (default: one per core)")
+
     def with_target(sp: argparse.ArgumentParser, np_help: str, iters: str, timeout: str) -> None:
         """Where benchmarks run, for sweep_target: a simulated platform or this machine."""
         sp.add_argument("--platform", help="simulate on this platform (uses the SimGrid build); default: this machine")
@@ -400,6 +407,7 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--timeout", type=float, help=timeout)
         sp.add_argument("--force", action="store_true",
                         help="simulate all-at-once algorithms even where it takes hours")
+        with_cluster(sp)
 
     with_build(sub.add_parser("algorithms", help="list the registered algorithms and their parameters")) \
         .set_defaults(func=cmd_algorithms)
@@ -430,9 +438,7 @@ def parser() -> argparse.ArgumentParser:
                     help="simulate the validation points the cache (docs/calibration/simulated.csv) lacks")
     ca.add_argument("--write", action="store_true",
                     help="write the calibrated platforms (sim/platforms/calibrated/) and docs/CALIBRATION.md")
-    ca.add_argument("--scheduler", help="a Dask scheduler's address (tcp://host:port) to run the simulations on "
-                                        "(default: local worker processes)")
-    ca.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
+    with_cluster(ca)
     ca.add_argument("--here", action="store_true",
                     help="fit this machine's mechanisms from microbenchmarks with its MPI (tucoll-bench machine), "
                          "write them as a platform file (--out) and predict alltoallv at larger P against measurement")
@@ -485,6 +491,7 @@ def parser() -> argparse.ArgumentParser:
     fg.add_argument("--np", type=rank_list,
                     help="simulate only the cases at these numbers of ranks (comma-separated), e.g. to split a "
                          "figure over two processes; the figure is drawn from all stored cases")
+    with_cluster(fg)
     fg.set_defaults(func=cmd_figure)
 
     sw = with_build(sub.add_parser(

@@ -118,11 +118,12 @@ def done_keys(frame: pd.DataFrame) -> set[tuple]:
 
 # ----------------------------------------------------------------------------------- running
 
-def run_case(build: Build, case: Case, done: set[tuple], timeout: float | None) -> int:
-    """Simulates what `case` still lacks; returns the number of rows added."""
+def simulate_case(case: Case, build: Build, done: set[tuple], timeout: float | None) -> tuple | None:
+    """Simulates what `case` still lacks (on a Dask worker): store_output's arguments after the
+    case (specs, sizes, stdout, wall, stderr), or None when nothing is missing."""
     pending = [k for k in case.keys() if k not in done]
     if not pending:
-        return 0
+        return None
     sizes = [s for s in case.sizes if any(k[6] == size_bytes(s) for k in pending)]  # [] when sizeless
     specs = [p for p in case.specs if any(k[7] == p for k in pending)]
     platform = sim.Platform.load(case.platform)
@@ -131,7 +132,7 @@ def run_case(build: Build, case: Case, done: set[tuple], timeout: float | None) 
                      check=not case.shared_buffers)
     started = time.monotonic()
     proc = sim.simulate(build, run, timeout=timeout)
-    return store_output(case, specs, sizes, proc.stdout, time.monotonic() - started, proc.stderr)
+    return specs, sizes, proc.stdout, time.monotonic() - started, proc.stderr
 
 
 def store_output(case: Case, specs: list[str], sizes: list[str], stdout: str, wall: float,
@@ -157,30 +158,37 @@ def store_output(case: Case, specs: list[str], sizes: list[str], stdout: str, wa
     return len(rows)
 
 
-def run_figure(build: Build, figure: Figure, timeout: float | None, progress,
-               nprocs: set[int] | None = None) -> None:
-    """Simulates the figure's missing cases (only those at `nprocs` ranks when given)."""
-    cases = [c for c in figure.cases(sim.registry(build)) if not nprocs or c.nprocs in nprocs]
+def run_figure(build: Build, figure: Figure, timeout: float | None, progress, nprocs: set[int] | None = None,
+               scheduler: str | None = None, workers: int | None = None) -> None:
+    """Simulates the figure's missing cases (only those at `nprocs` ranks when given) in parallel
+    on a Dask cluster (tucoll.cluster), largest P first; stores each as it finishes."""
+    cases = sorted((c for c in figure.cases(sim.registry(build)) if not nprocs or c.nprocs in nprocs),
+                   key=lambda c: -c.nprocs)
     # Rows that depend on the table are labelled with tuning/default.json's fingerprint: refuse to
     # simulate them with another table, which the label would not show.
     stale = sim.stale_table(build)
     if stale and any(c.tag and c.tag.startswith("table ") for c in cases):
         raise sim.SimError(f"{figure.name} labels auto's rows with tuning/default.json, but {stale}")
-    for i, case in enumerate(cases, 1):
-        done = done_keys(load_store())
-        progress(f"[{figure.name} {i}/{len(cases)}] {case.platform} P={case.nprocs} {case.collective} "
-                 f"{case.workload_label()} sizes={','.join(case.sizes)} ({len(case.specs)} specs)")
-        try:
-            added = run_case(build, case, done, timeout)
-        except subprocess.TimeoutExpired:
+    from tucoll import cluster  # Dask, only where it is used
+
+    done = done_keys(load_store())
+    pending = [c for c in cases if any(k not in done for k in c.keys())]
+    progress(f"[{figure.name}] {len(cases) - len(pending)} of {len(cases)} simulations in the store, "
+             f"{len(pending)} to run")
+    for i, (case, result, error) in enumerate(cluster.run_unordered(simulate_case, pending, build, done, timeout,
+                                                                     scheduler=scheduler, workers=workers), 1):
+        what = (f"[{figure.name} {i}/{len(pending)}] {case.platform} P={case.nprocs} {case.collective} "
+                f"{case.workload_label()} sizes={','.join(case.sizes)} ({len(case.specs)} specs)")
+        if isinstance(error, subprocess.TimeoutExpired):
             # Left out of the figure (and tried again by the next run); the others go on.
-            progress(f"  gave up after {timeout:.0f} s of wall time")
-            continue
-        except sim.SimError as err:
-            progress(f"  the simulation failed; left out: {str(err).splitlines()[0][:200]}")
-            continue
-        if not added:
-            progress("  already in the store")
+            progress(f"{what}: gave up after {timeout:.0f} s of wall time")
+        elif isinstance(error, sim.SimError):
+            progress(f"{what}: the simulation failed; left out: {str(error).splitlines()[0][:200]}")
+        elif error:
+            raise error
+        else:
+            store_output(case, *result)
+            progress(f"{what}: {result[3]:.0f} s")
 
 
 def selection(store: pd.DataFrame, cases: list[Case]) -> pd.DataFrame:

@@ -32,6 +32,20 @@ class SimError(RuntimeError):
     pass
 
 
+# The process groups of the simulations this process is running (a Dask worker runs them from
+# threads): end_running() ends them where no exception reaches the thread that waits on one.
+_running: set[int] = set()
+
+
+def end_running() -> None:
+    """Kills every simulation this process started and has not yet seen end."""
+    for group in list(_running):
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 @dataclass(frozen=True)
 class Platform:
     name: str
@@ -394,12 +408,16 @@ def run_simulation(build: Build, run: SimRun, timeout: float | None = None) -> s
                                          preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_UNBLOCK, ending))
             finally:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, ending)
+            _running.add(child.pid)
             out, err = child.communicate(timeout=timeout)
         except BaseException:
             if child is not None:
                 os.killpg(child.pid, signal.SIGKILL)
                 child.communicate()
             raise
+        finally:
+            if child is not None:
+                _running.discard(child.pid)
         proc = subprocess.CompletedProcess(cmd, child.returncode, out, err)
     if proc.returncode not in (0, 1):
         raise SimError(f"simulation failed ({proc.returncode}): {shlex.join(cmd)}\n{proc.stdout}\n{proc.stderr}")

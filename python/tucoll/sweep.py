@@ -14,7 +14,7 @@ import io
 import math
 import subprocess
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
@@ -108,6 +108,8 @@ class Target:
     timeout: float | None = None
     force: bool = False
     max_flows: int = sim.MAX_CONCURRENT_FLOWS
+    scheduler: str | None = None  # simulations run on a Dask cluster (tucoll.cluster): this scheduler's,
+    workers: int | None = None    # or this many local workers (default one per core)
 
     @property
     def source(self) -> str:
@@ -154,6 +156,51 @@ class Cell:
     spec: str
 
 
+@dataclass(frozen=True)
+class Job:
+    """One tucoll-bench run: `specs` interleaved at each of `sizes`."""
+    nprocs: int
+    dist: str
+    sizes: tuple[int, ...]
+    specs: tuple[str, ...]
+
+    def label(self) -> str:
+        return f"P={self.nprocs} {self.dist} sizes {self.sizes[0]}..{self.sizes[-1]}"
+
+
+@dataclass
+class Outcome:
+    """What one run of (part of) a job gave: the bench's rows, or why it failed."""
+    job: Job
+    rows: pd.DataFrame | None
+    wall: float
+    failed: str = ""
+    note: str = ""
+
+
+def run_job(job: Job, target: Target) -> list[Outcome]:
+    """Runs one job (on a Dask worker for a simulated target); a crashed simulation is split in
+    halves until the failing spec is found."""
+    started = time.monotonic()
+    try:
+        return [Outcome(job, target.run(job.nprocs, job.dist, list(job.sizes), list(job.specs)),
+                        time.monotonic() - started)]
+    except subprocess.TimeoutExpired:
+        why = f"timeout after {target.timeout:.0f} s"
+        return [Outcome(job, None, time.monotonic() - started, why, f"{job.label()}: gave up after "
+                        f"{target.timeout:.0f} s; recorded as failed")]
+    except (sim.SimError, BenchError) as err:
+        if len(job.specs) > 1:
+            half = len(job.specs) // 2
+            return (run_job(Job(job.nprocs, job.dist, job.sizes, job.specs[:half]), target) +
+                    run_job(Job(job.nprocs, job.dist, job.sizes, job.specs[half:]), target))
+        lines = str(err).splitlines()
+        reason = next((line.strip() for line in lines[1:]
+                       if "CRITICAL" in line or "Segmentation" in line or "tucoll-bench:" in line), lines[0])[:200]
+        return [Outcome(job, None, time.monotonic() - started, reason,
+                        f"{job.label()} {job.specs[0]}: failed ({reason}); recorded as failed")]
+
+
 @dataclass
 class Sweep:
     dataset: Path
@@ -193,8 +240,9 @@ class Sweep:
         done = store.keys(data, KEY)
         return [c for c in cells if self.key(c) not in done]
 
-    def jobs(self, pending: list[Cell]) -> list[tuple[int, str, list[int], list[str]]]:
-        """Pending cells grouped into bench runs: per (P, distribution), a few sizes at a time."""
+    def jobs(self, pending: list[Cell]) -> list[Job]:
+        """Pending cells grouped into bench runs: per (P, distribution), a few sizes at a time;
+        the largest P first (the longest to simulate)."""
         groups: dict[tuple[int, str], list[Cell]] = {}
         for c in pending:
             groups.setdefault((c.nprocs, c.dist), []).append(c)
@@ -203,54 +251,46 @@ class Sweep:
             sizes = sorted({c.size for c in group})
             for i in range(0, len(sizes), self.sizes_per_run):
                 chunk = sizes[i:i + self.sizes_per_run]
-                specs = list(dict.fromkeys(c.spec for c in group if c.size in chunk))
-                jobs.append((nprocs, dist, chunk, specs))
-        return jobs
+                specs = tuple(dict.fromkeys(c.spec for c in group if c.size in chunk))
+                jobs.append(Job(nprocs, dist, tuple(chunk), specs))
+        return sorted(jobs, key=lambda j: -j.nprocs)
 
-    def record(self, nprocs: int, dist: str, sizes: list[int], specs: list[str], rows: pd.DataFrame,
-               wall: float, failed: str = "") -> int:
-        """Stores the rows of one job (or, for a failed one, a row per cell with the reason)."""
-        if failed:
+    def record(self, outcome: Outcome) -> int:
+        """Stores the rows of one outcome (or, for a failed one, a row per cell with the reason)."""
+        job, rows = outcome.job, outcome.rows
+        if outcome.failed:
             rows = pd.DataFrame([{"collective": "alltoallv", "algorithm": s.split(":")[0],
-                                  "params": s.partition(":")[2], "nprocs": nprocs, "dist": dist, "size": size}
-                                 for size in sizes for s in specs])
-        elif len(rows) != len(sizes) * len(specs):
-            raise BenchError(f"expected {len(sizes) * len(specs)} rows, got {len(rows)}")
+                                  "params": s.partition(":")[2], "nprocs": job.nprocs, "dist": job.dist, "size": size}
+                                 for size in job.sizes for s in job.specs])
+        elif len(rows) != len(job.sizes) * len(job.specs):
+            raise BenchError(f"expected {len(job.sizes) * len(job.specs)} rows, got {len(rows)}")
         # tucoll-bench prints sizes in turn and, within a size, the algorithms in --alg order.
-        rows.insert(0, "requested", [s for _ in sizes for s in specs])
+        rows.insert(0, "requested", [s for _ in job.sizes for s in job.specs])
         rows.insert(0, "simulated", int(self.target.platform is not None))
         rows.insert(0, "source", self.target.source)
-        rows["requested_size"] = [size for size in sizes for _ in specs]
-        rows["ppn"] = self.target.ranks_per_node(nprocs)
+        rows["requested_size"] = [size for size in job.sizes for _ in job.specs]
+        rows["ppn"] = self.target.ranks_per_node(job.nprocs)
         rows["mapping"] = self.target.mapping
-        rows["dist"] = dist
-        rows["wall_s"] = round(wall, 2)
-        rows["failed"] = failed
+        rows["dist"] = job.dist
+        rows["wall_s"] = round(outcome.wall, 2)
+        rows["failed"] = outcome.failed
         store.append(self.dataset, rows)
         return len(rows)
 
-    def run_job(self, nprocs: int, dist: str, sizes: list[int], specs: list[str],
-                log: Callable[[str], None]) -> int:
-        """Runs one job; a crashed simulation is split in halves until the failing spec is found."""
-        started = time.monotonic()
-        try:
-            rows = self.target.run(nprocs, dist, sizes, specs)
-        except subprocess.TimeoutExpired:
-            log(f"P={nprocs} {dist} sizes {sizes}: gave up after {self.target.timeout:.0f} s; recorded as failed")
-            return self.record(nprocs, dist, sizes, specs, pd.DataFrame(), time.monotonic() - started,
-                               failed=f"timeout after {self.target.timeout:.0f} s")
-        except (sim.SimError, BenchError) as err:
-            if len(specs) > 1:
-                half = len(specs) // 2
-                return (self.run_job(nprocs, dist, sizes, specs[:half], log) +
-                        self.run_job(nprocs, dist, sizes, specs[half:], log))
-            lines = str(err).splitlines()
-            reason = next((line.strip() for line in lines[1:]
-                           if "CRITICAL" in line or "Segmentation" in line or "tucoll-bench:" in line), lines[0])[:200]
-            log(f"P={nprocs} {dist} sizes {sizes} {specs[0]}: failed ({reason}); recorded as failed")
-            return self.record(nprocs, dist, sizes, specs, pd.DataFrame(), time.monotonic() - started,
-                               failed=reason)
-        return self.record(nprocs, dist, sizes, specs, rows, time.monotonic() - started)
+    def outcomes(self, jobs: list[Job]) -> Iterator[tuple[Job, list[Outcome]]]:
+        """Runs the jobs: simulations in parallel on the Dask cluster, measurements on this machine
+        one after another (two at once would disturb each other's times)."""
+        from tucoll import cluster  # Dask, only where it is used
+
+        if self.target.platform is None:
+            for job in jobs:
+                yield job, run_job(job, self.target)
+            return
+        for job, outcomes, error in cluster.run_unordered(run_job, jobs, self.target, scheduler=self.target.scheduler,
+                                                           workers=self.target.workers):
+            if error:
+                raise error
+            yield job, outcomes
 
 
 # The bench job that measures auto's reduction for a shape whose rows lack it: any cheap spec will
@@ -315,14 +355,16 @@ def run_sweep(sweep: Sweep, console, dry_run: bool = False) -> int:
                TextColumn("eta"), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=False, disable=not jobs) as progress:
         task = progress.add_task("cells", total=len(pending))
-        for i, (nprocs, dist, sizes, specs) in enumerate(jobs, 1):
-            progress.update(task, description=f"P={nprocs} {dist} S={sizes[0]}..{sizes[-1]}")
-            added += sweep.run_job(nprocs, dist, sizes, specs, lambda text: progress.console.print(text))
-            progress.update(task, completed=added)
+        for i, (job, outcomes) in enumerate(sweep.outcomes(jobs), 1):
+            for outcome in outcomes:
+                if outcome.note:
+                    progress.console.print(outcome.note)
+                added += sweep.record(outcome)
+            progress.update(task, completed=added, description=job.label())
             if not console.is_terminal:  # a log file sees no bar: one line per job, with the estimate
                 elapsed = time.monotonic() - started
                 eta = elapsed / max(added, 1) * (len(pending) - added)
-                console.print(f"[{i}/{len(jobs)}] P={nprocs} {dist} sizes {sizes[0]}..{sizes[-1]}: {added}/"
-                              f"{len(pending)} cells, {elapsed / 60:.1f} min, about {eta / 60:.0f} min left")
+                console.print(f"[{i}/{len(jobs)}] {job.label()}: {added}/{len(pending)} cells, "
+                              f"{elapsed / 60:.1f} min, about {eta / 60:.0f} min left")
     fill_reductions(sweep, console.print)
     return added

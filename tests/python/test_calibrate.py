@@ -2,10 +2,8 @@
 network-interface mechanism (sim/simgrid-patches/nic-gap.patch)."""
 
 import os
-import socket
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -88,48 +86,17 @@ def test_the_interface_gap_charges_messages_between_nodes_as_the_closed_form_say
     assert closed == pytest.approx(charged, rel=0.05)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @needs_simgrid
-def test_simulations_run_on_a_dask_scheduler_and_workers_on_the_loopback(tmp_path):
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    bindir = Path(sys.executable).parent
-    scheduler = subprocess.Popen([str(bindir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                  "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    workers = [subprocess.Popen([str(bindir / "dask"), "worker", address, "--nthreads", "1", "--no-dashboard"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
-    try:
-        from dask.distributed import Client
-
-        deadline = time.time() + 60
-        while True:
-            try:
-                with Client(address, timeout=5) as client:
-                    if len(client.scheduler_info()["workers"]) == 2:
-                        break
-            except OSError:
-                pass
-            assert time.time() < deadline, "the scheduler and its workers did not come up"
-            time.sleep(1)
-        points = [calibrate.SimPoint("polaris-calibrated", n, 4, 16, spec)
-                  for n in (8, 16) for spec in ("vendor", "tuna:radix=2")]
-        cache = calibrate.SimCache(tmp_path / "simulated.csv")
-        first = calibrate.run_points(points, cache, scheduler=address, build_dir=str(SIM_BUILD), log=lambda _: None)
-        assert set(first) == set(points) and all(t > 0 for t in first.values())
-        # Cached under the model's fingerprint: a second report simulates nothing.
-        again = calibrate.run_points(points, calibrate.SimCache(tmp_path / "simulated.csv"), scheduler="unused",
-                                     log=lambda _: None)
-        assert again == first
-    finally:
-        for proc in [*workers, scheduler]:
-            proc.terminate()
-        for proc in [*workers, scheduler]:
-            proc.wait(timeout=30)
+def test_simulations_run_on_a_dask_scheduler_and_workers_on_the_loopback(tmp_path, dask_scheduler):
+    points = [calibrate.SimPoint("polaris-calibrated", n, 4, 16, spec)
+              for n in (8, 16) for spec in ("vendor", "tuna:radix=2")]
+    cache = calibrate.SimCache(tmp_path / "simulated.csv")
+    first = calibrate.run_points(points, cache, scheduler=dask_scheduler, build_dir=str(SIM_BUILD), log=lambda _: None)
+    assert set(first) == set(points) and all(t > 0 for t in first.values())
+    # Cached under the model's fingerprint: a second report simulates nothing.
+    again = calibrate.run_points(points, calibrate.SimCache(tmp_path / "simulated.csv"), scheduler="unused",
+                                 log=lambda _: None)
+    assert again == first
 
 
 def probe_rows() -> str:

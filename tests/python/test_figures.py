@@ -22,7 +22,7 @@ def store(tmp_path, monkeypatch):
 
 
 def fake_rows(case, times):
-    """Rows as run_case appends them, one per (size, spec), with the given times in that order."""
+    """Rows as store_output appends them, one per (size, spec), with the given times in that order."""
     keys = case.keys()
     frame = pd.DataFrame(keys, columns=figures.KEY)
     frame["size"] = frame["requested_size"]
@@ -56,7 +56,7 @@ def test_a_case_already_in_the_store_is_not_simulated_again(store):
     figures.append_rows(fake_rows(case, [10.0, 5.0]))
     done = figures.done_keys(figures.load_store())
     # No build is needed: nothing is pending, so nothing runs.
-    assert figures.run_case(build=None, case=case, done=done, timeout=1) == 0
+    assert figures.simulate_case(case, build=None, done=done, timeout=1) is None
     wider = figures.Case("polaris-like", 64, "alltoallv", ("vendor", "tuna:radix=2", "tuna:radix=4"), sizes=("16",))
     pending = [k for k in wider.keys() if k not in done]
     assert [k[7] for k in pending] == ["tuna:radix=4"]

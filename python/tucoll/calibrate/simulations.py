@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,28 +94,19 @@ class SimCache:
 
 def run_points(points: list[SimPoint], cache: SimCache, scheduler: str | None = None, workers: int | None = None,
                build_dir: str | None = None, log=print) -> dict[SimPoint, float]:
-    """Simulates the points `cache` lacks, in parallel on a Dask cluster: local worker processes
-    by default (one per core), or the scheduler at `scheduler` (tcp://host:port)."""
-    from dask.distributed import Client, LocalCluster, as_completed
+    """Simulates the points `cache` lacks, in parallel on a Dask cluster (tucoll.cluster)."""
+    from tucoll import cluster  # Dask, only where it is used
 
     results = {p: t for p in points if (t := cache.get(p)) is not None}
     pending = [p for p in dict.fromkeys(points) if p not in results]
-    if not pending:
-        return results
-    if scheduler:
-        client = Client(scheduler)
-    else:
-        client = Client(LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                                     processes=True, dashboard_address=None))
-    with client:
-        # The slowest first (most ranks), so that the cluster does not end waiting on one of them.
-        pending.sort(key=lambda p: (-p.nprocs * (p.nprocs if p.spec == "vendor" else 1), p.size))
-        futures = {client.submit(simulate_point, p, build_dir, pure=False): p for p in pending}
-        for done in as_completed(futures):
-            point = futures[done]
-            seconds = done.result()
-            cache.put(point, seconds)
-            results[point] = seconds
-            log(f"simulated {point.platform} P={point.nprocs} S={units.text(point.size)} {point.spec}: "
-                f"{seconds * 1e6:.1f} us ({len(results)}/{len(points)})")
+    # The slowest first (most ranks), so that the cluster does not end waiting on one of them.
+    pending.sort(key=lambda p: (-p.nprocs * (p.nprocs if p.spec == "vendor" else 1), p.size))
+    for point, seconds, error in cluster.run_unordered(simulate_point, pending, build_dir, scheduler=scheduler,
+                                                        workers=workers):
+        if error:
+            raise error
+        cache.put(point, seconds)
+        results[point] = seconds
+        log(f"simulated {point.platform} P={point.nprocs} S={units.text(point.size)} {point.spec}: "
+            f"{seconds * 1e6:.1f} us ({len(results)}/{len(points)})")
     return results

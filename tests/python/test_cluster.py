@@ -1,0 +1,78 @@
+"""Independent simulations run on a Dask cluster (tucoll.cluster): a sweep on a scheduler's workers
+gives what one simulation gives, and a signal that ends the tool ends its workers' simulations."""
+
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from test_sim import processes_with
+
+SIM_BUILD = Path(os.environ.get("TUCOLL_SIM_BUILD_DIR", Path(__file__).resolve().parents[2] / "build-sim"))
+pytestmark = pytest.mark.skipif(not (SIM_BUILD / "build-info.json").is_file(), reason="no SimGrid build (make sim-build)")
+
+
+def tucoll(*args, env=None, timeout=600):
+    return subprocess.run([sys.executable, "-m", "tucoll", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def test_a_simulated_sweep_runs_on_the_schedulers_workers(tmp_path, dask_scheduler):
+    from dask.distributed import Client
+
+    dataset = tmp_path / "sweep.csv"
+    specs = ["vendor", "tuna:radix=2"]
+    swept = tucoll("sweep", dataset, "--platform", "polaris-like", "--np", "8,16", "--dist", "uniform", "--sizes",
+                   "16,1K", *[a for s in specs for a in ("--alg", s)], "--sizes-per-run", "1", "--build-dir", SIM_BUILD,
+                   "--scheduler", dask_scheduler)
+    assert swept.returncode == 0, swept.stderr
+    assert "8 rows added" in swept.stdout
+    with Client(dask_scheduler) as client:  # the jobs ran there, not in the tool
+        assert "run_job" in client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
+    rows = pd.read_csv(dataset).set_index(["nprocs", "requested_size", "requested"])["median_us"]
+    # Each is what one simulation of the same job gives (the simulator is deterministic).
+    alone = tucoll("sim", "--build-dir", SIM_BUILD, "--platform", "polaris-like", "--np", 16, "--", "alltoallv",
+                   *[a for s in specs for a in ("--alg", s)], "--sizes", "1K", "--dist", "uniform", "--format", "csv")
+    assert alone.returncode == 0, alone.stderr
+    simulated = pd.read_csv(io.StringIO(alone.stdout), comment="#", keep_default_na=False)
+    assert len(simulated) == 2
+    for spec, row in zip(specs, simulated.itertuples()):
+        assert rows[(16, 1024, spec)] == pytest.approx(row.median_us, rel=1e-9), spec
+
+
+@pytest.mark.parametrize("signum", [15, 1])  # SIGTERM (timeout, a batch system's cancel), SIGHUP
+def test_a_signal_that_ends_a_sweep_ends_its_workers_simulations(tmp_path, signum):
+    import uuid
+
+    marker = str(uuid.uuid4())
+    env = dict(os.environ, TUCOLL_TEST_MARKER=marker)
+    tool = subprocess.Popen([sys.executable, "-m", "tucoll", "sweep", str(tmp_path / "sweep.csv"), "--platform",
+                             "polaris-like", "--np", "512", "--dist", "uniform", "--sizes", "4K", "--alg", "vendor",
+                             "--build-dir", str(SIM_BUILD), "--workers", "1"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def simulators() -> list[int]:
+        found = []
+        for pid in processes_with(marker):
+            try:
+                if b"smpimain" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(pid)
+            except OSError:
+                pass  # ended meanwhile
+        return found
+
+    deadline = time.time() + 90
+    while not simulators() and time.time() < deadline:
+        time.sleep(0.2)
+    assert simulators(), "the simulation did not start"
+    tool.send_signal(signum)
+    assert tool.wait(timeout=60) == 128 + signum
+    deadline = time.time() + 30
+    while processes_with(marker) and time.time() < deadline:
+        time.sleep(0.2)
+    assert processes_with(marker) == [], "a worker or its simulator outlived the tool"
