@@ -208,6 +208,38 @@ TUCOLL_API const char *tucoll_registry_json(void);
  * running anything: MPI_SUCCESS or MPI_ERR_ARG (see tucoll_error_string). Local. */
 TUCOLL_API int tucoll_check_spec(const char *collective, const char *spec, int nprocs);
 
+/* ---- Tuning tables -------------------------------------------------------------------------- */
+
+/* The tables `auto` reads (docs/TUNING.md), read, checked, merged and written by the same code, for
+ * tools that make them. Local: no MPI_Init needed. Strings returned stay valid until the next
+ * call on the same table or its free. */
+typedef struct tucoll_tuning_table tucoll_tuning_table_t;
+
+/* Parses a table for `collective` from JSON text; MPI_ERR_ARG with a message when it is not one.
+ * `origin` names it in messages (a path). */
+TUCOLL_API int tucoll_tuning_table_parse(const char *collective, const char *text, const char *origin,
+                                         tucoll_tuning_table_t **table);
+TUCOLL_API void tucoll_tuning_table_free(tucoll_tuning_table_t *table);
+
+/* MPI_ERR_ARG naming the first spec the library would not run at its entry's shape. */
+TUCOLL_API int tucoll_tuning_table_check(const tucoll_tuning_table_t *table);
+
+/* The table as JSON in the file format (what tucoll_tuning_table_parse reads back). */
+TUCOLL_API const char *tucoll_tuning_table_json(tucoll_tuning_table_t *table);
+
+/* The entry auto uses on P = nprocs, Q = ppn (the nearest shape) as JSON; NULL when it has none. */
+TUCOLL_API const char *tucoll_tuning_table_entry(tucoll_tuning_table_t *table, int nprocs, int ppn);
+
+/* The spec auto picks at (nprocs, ppn) for the feature values (one per feature, in the table's
+ * order); MPI_ERR_ARG when the table has no entries or nvalues is not the number of features. */
+TUCOLL_API int tucoll_tuning_table_lookup(tucoll_tuning_table_t *table, int nprocs, int ppn, const double *values,
+                                          int nvalues, const char **spec);
+
+/* Adds the entries of an online tuning table (TUCOLL_TUNING_SAVE) for the shapes `table` has none
+ * for; *added says how many. MPI_ERR_ARG when the features cannot join. */
+TUCOLL_API int tucoll_tuning_table_merge(tucoll_tuning_table_t *table, const tucoll_tuning_table_t *online,
+                                         const char *origin, int *added);
+
 /* ---- Per-communicator settings ------------------------------------------------------------- */
 
 /* Declares `ppn` ranks per node for `comm` (ranks 0..ppn-1 form node 0, and so on), overriding

@@ -139,6 +139,107 @@ TEST(TuningTable, RejectsMalformedTables) {
     EXPECT_EQ(TuningTable::parse(table_text(entry(4, 4, ok)), "test", "allgather", &t), MPI_ERR_ARG);
 }
 
+TEST(TuningTable, RepeatedShapesAreRejected) {
+    std::shared_ptr<const TuningTable> t;
+    const std::string ok = "{\"below\": null, \"spec\": \"vendor\"}";
+    EXPECT_EQ(parse(table_text(entry(4, 4, ok) + "," + entry(4, 4, ok)), &t), MPI_ERR_ARG);
+}
+
+TEST(TuningTable, WritesWhatItReadsBack) {
+    const std::string text =
+        "{\"format\": \"tucoll-tuning-table\", \"version\": 1, \"collective\": \"alltoallv\", "
+        "\"features\": [\"max_block\", \"mean_block\"], \"fallback\": \"pairwise\", "
+        "\"generated_by\": {\"by\": \"test\", \"seed\": 3, \"a\": [1, 2]}, \"entries\": ["
+        "{\"nprocs\": 16, \"ppn\": 8, \"source\": \"here\", \"rules\": [{\"below\": 28.1, \"spec\": \"tuna:radix=2\"}, "
+        "{\"below\": null, \"rules\": [{\"below\": 0.125, \"spec\": \"xor\"}, {\"below\": null, \"spec\": \"vendor\"}]}]}, "
+        "{\"nprocs\": 4, \"ppn\": 4, \"source\": \"\", \"rules\": [{\"below\": null, \"spec\": \"vendor\"}]}]}";
+    std::shared_ptr<TuningTable> t;
+    ASSERT_EQ(TuningTable::parse(text, "test", "alltoallv", &t), MPI_SUCCESS) << tucoll_error_string(MPI_ERR_ARG);
+    const std::string written = t->to_json();
+    std::shared_ptr<TuningTable> again;
+    ASSERT_EQ(TuningTable::parse(written, "written", "alltoallv", &again), MPI_SUCCESS) << written;
+    EXPECT_EQ(again->to_json(), written);
+    // Order, provenance and exact bounds survive: entries as given, "generated_by" as written.
+    EXPECT_LT(written.find("\"nprocs\": 16"), written.find("\"nprocs\": 4")) << written;
+    EXPECT_NE(written.find("\"seed\": 3"), std::string::npos) << written;
+    EXPECT_LT(written.find("\"by\""), written.find("\"seed\"")) << written;
+    EXPECT_NE(written.find("28.1,"), std::string::npos) << written;
+    EXPECT_EQ(TuningTable::spec_for(*again->entry_for(16, 8), {30, 0.1}), "xor");
+    EXPECT_EQ(again->fallback(), "pairwise");
+}
+
+TEST(TuningTable, ChecksEverySpecAtItsEntrysShape) {
+    std::shared_ptr<TuningTable> t;
+    auto parsed = [&](const std::string &rules, const std::string &fallback = "vendor") {
+        EXPECT_EQ(TuningTable::parse(table_text(entry(8, 4, rules), "\"max_block\"", fallback), "test", "alltoallv", &t),
+                  MPI_SUCCESS);
+        return t->check_specs();
+    };
+    EXPECT_EQ(parsed("{\"below\": 10, \"spec\": \"tuna:radix=8\"}, {\"below\": null, \"spec\": \"vendor\"}"),
+              MPI_SUCCESS);
+    // A radix above P at that entry, an unknown algorithm, a bad fallback: refused, with the entry named.
+    EXPECT_EQ(parsed("{\"below\": 10, \"spec\": \"tuna:radix=9\"}, {\"below\": null, \"spec\": \"vendor\"}"),
+              MPI_ERR_ARG);
+    EXPECT_NE(std::string(tucoll_error_string(MPI_ERR_ARG)).find("entry P=8 Q=4"), std::string::npos)
+        << tucoll_error_string(MPI_ERR_ARG);
+    EXPECT_EQ(parsed("{\"below\": null, \"spec\": \"fastest\"}"), MPI_ERR_ARG);
+    EXPECT_EQ(parsed("{\"below\": null, \"spec\": \"vendor\"}", "nonsense"), MPI_ERR_ARG);
+}
+
+TEST(TuningTable, OnlineChoicesJoinASweptTableWhereItHasNoEntry) {
+    std::shared_ptr<TuningTable> online = TuningTable::online("alltoallv");
+    ASSERT_EQ(online->record_choice(8, 8, 5, "tuna:radix=2"), MPI_SUCCESS);
+    ASSERT_EQ(online->record_choice(8, 8, 12, "pairwise"), MPI_SUCCESS);
+    ASSERT_EQ(online->record_choice(8, 8, 9, "xor"), MPI_SUCCESS);
+    ASSERT_EQ(online->record_choice(4, 4, 3, "vendor"), MPI_SUCCESS);
+    // Class k covers largest blocks in [2^(k-1), 2^k): its rule ends at 2^k, the last is open.
+    const TuningTable::Entry *e = online->entry_for(8, 8);
+    EXPECT_EQ(TuningTable::spec_for(*e, {31}), "tuna:radix=2");
+    EXPECT_EQ(TuningTable::spec_for(*e, {32}), "xor");
+    EXPECT_EQ(TuningTable::spec_for(*e, {1e9}), "pairwise");
+    // The record round-trips, and a saved table with the record is an online table again.
+    std::shared_ptr<TuningTable> saved;
+    ASSERT_EQ(TuningTable::parse(online->to_json(), "saved", "alltoallv", &saved), MPI_SUCCESS) << online->to_json();
+    EXPECT_EQ(saved->record_choice(8, 8, 20, "vendor"), MPI_SUCCESS);
+    EXPECT_EQ(TuningTable::spec_for(*saved->entry_for(8, 8), {1e9}), "vendor");
+
+    // Into a table keyed by (mean_block, max_block): every value of mean_block, then max_block.
+    std::shared_ptr<TuningTable> swept;
+    ASSERT_EQ(TuningTable::parse(table_text(entry(8, 8, "{\"below\": null, \"rules\": [{\"below\": null, \"spec\": "
+                                                       "\"spreadout\"}]}"),
+                                            "\"mean_block\", \"max_block\""),
+                                 "test", "alltoallv", &swept),
+              MPI_SUCCESS);
+    int added = -1;
+    ASSERT_EQ(swept->merge(*online, "run", &added), MPI_SUCCESS);
+    EXPECT_EQ(added, 1);  // (8, 8) is swept and wins; (4, 4) joins
+    EXPECT_EQ(TuningTable::spec_for(*swept->entry_for(8, 8), {1, 1}), "spreadout");
+    const TuningTable::Entry *joined = swept->entry_for(4, 4);
+    EXPECT_EQ(joined->nprocs, 4);
+    EXPECT_EQ(joined->source, "online (run)");
+    EXPECT_EQ(TuningTable::spec_for(*joined, {123, 1}), "vendor");
+    EXPECT_EQ(swept->entries().front().nprocs, 4);  // sorted by (Q, P)
+    // Keyed by (max_block, busiest_mean_block): max_block's rules, any value of the second.
+    ASSERT_EQ(TuningTable::parse(table_text(entry(16, 16, "{\"below\": null, \"rules\": [{\"below\": null, \"spec\": "
+                                                         "\"vendor\"}]}"),
+                                            "\"max_block\", \"busiest_mean_block\""),
+                                 "test", "alltoallv", &swept),
+              MPI_SUCCESS);
+    ASSERT_EQ(swept->merge(*online, "run", &added), MPI_SUCCESS);
+    EXPECT_EQ(added, 2);
+    EXPECT_EQ(TuningTable::spec_for(*swept->entry_for(8, 8), {40, 1e6}), "xor");
+    // A table without max_block cannot take them; online tuning never overwrites a swept entry.
+    ASSERT_EQ(TuningTable::parse(table_text(entry(16, 16, "{\"below\": null, \"spec\": \"vendor\"}")), "test",
+                                 "alltoallv", &swept),
+              MPI_SUCCESS);
+    EXPECT_EQ(swept->merge(*online, "run", &added), MPI_ERR_ARG);
+    EXPECT_EQ(online->merge(*swept, "run", &added), MPI_ERR_ARG);
+    ASSERT_EQ(TuningTable::parse(table_text(entry(16, 16, "{\"below\": null, \"spec\": \"vendor\"}"), "\"max_block\""),
+                                 "test", "alltoallv", &swept),
+              MPI_SUCCESS);
+    EXPECT_EQ(swept->record_choice(16, 16, 3, "xor"), MPI_ERR_ARG);
+}
+
 // ---- auto at run time ---------------------------------------------------------------------------
 
 // A table file every rank can read, removed at the end of the test; TUCOLL_TUNING_FILE points to

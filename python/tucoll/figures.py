@@ -488,13 +488,15 @@ def plot_sparse(data: pd.DataFrame, out: Path) -> str:
 
 # ------------------------------------------------------------------- auto against the best
 
-# Flows per rank above which a candidate is left out at P = 1024: all-at-once traffic there costs
-# tens of minutes per call to simulate.
-AUTO_FLOWS_PER_RANK = 8
+# The machine the shipped table is fitted to (docs/TUNING.md): auto is checked on the model its
+# numbers come from.
+AUTO_PLATFORM = "polaris-calibrated"
 
 
-def table_specs(nprocs: int) -> list[str]:
-    """The specs the shipped tuning table can choose at P = nprocs, in the order it names them."""
+def table_specs(nprocs: int, ppn: int) -> list[str]:
+    """The specs the shipped tuning table can choose at (P, Q): those of the entry auto uses there."""
+    from tucoll import tuning
+
     table = json.loads((REPO_ROOT / "tuning" / "default.json").read_text())
     specs: list[str] = []
 
@@ -504,23 +506,21 @@ def table_specs(nprocs: int) -> list[str]:
                 specs.append(rule["spec"])
             walk(rule.get("rules") or [])
 
-    for entry in table["entries"]:
-        if entry["nprocs"] == nprocs:
-            walk(entry["rules"])
+    walk(tuning.nearest_entry(table, nprocs, ppn)["rules"])
     return list(dict.fromkeys(specs))
 
 
 def auto_candidates(nprocs: int, ppn: int) -> tuple[str, ...]:
     """What auto is compared with: the vendor, two-phase Bruck, every spec the shipped table can
-    choose at this P, and the flat TuNA radices; without all-at-once traffic above P = 256."""
+    choose at this P, the flat TuNA radices and all-at-once coalesced TuNA; without what keeps
+    more flows in flight than the simulator takes (sim.MAX_CONCURRENT_FLOWS, as the sweep)."""
     from tucoll import native
 
-    specs = ["vendor", "bruck2", *table_specs(nprocs), *(f"tuna:radix={r}" for r in (2, 4, 16, 32))]
+    specs = ["vendor", "bruck2", *table_specs(nprocs, ppn), *(f"tuna:radix={r}" for r in (2, 4, 16, 32)),
+             "tuna_coalesced:radix=2,block_count=0"]
     lib = native.library()
-    if nprocs > 256:
-        specs = [s for s in specs
-                 if lib.spec_properties("alltoallv", s, nprocs, ppn).concurrent_flows <= AUTO_FLOWS_PER_RANK * nprocs]
-    return tuple(dict.fromkeys(specs))
+    return tuple(s for s in dict.fromkeys(specs)
+                 if lib.spec_properties("alltoallv", s, nprocs, ppn).concurrent_flows <= sim.MAX_CONCURRENT_FLOWS)
 
 
 def table_tag() -> str:
@@ -532,31 +532,22 @@ def table_tag() -> str:
     return "table " + hashlib.sha256(table.read_bytes()).hexdigest()[:10] if table.is_file() else "no table"
 
 
-# At P = 4096 a spec takes 1-4 minutes to simulate and the vendor 8 (powerlaw 256 B) to 22 (uniform
-# 16 B): one simulation per spec, the vendor last, so that each result is stored as soon as it is there.
-# Powerlaw at 16 B is where flat TuNA beats coalesced (1.5x) while uniform 16 B goes the other way.
-AUTO_LARGE = (4096, (("uniform", "16"), ("powerlaw", "16"), ("powerlaw", "256")))
-
-
 def auto_cases(registry: dict) -> list[Case]:
     """auto and the candidates in one run per workload: the seed distributions and the recorded
-    patterns (scaled) at P = 256, the seed distributions at P = 1024 (fewer: each vendor call there
-    costs minutes to simulate); at P = 4096 two of them, one simulation per spec."""
+    patterns (scaled) at P = 256; at P = 512, between two of the table's entries, and at 1024 three
+    distributions (fewer: each vendor call there costs minutes to simulate), normal outside the sweep."""
     tag, specs = table_tag(), ("auto",) + auto_candidates(256, 32)
     # 4 KiB blocks not for the FFT shapes: each such case costs 5-8 minutes of simulation here.
-    cases = [Case("polaris-like", 256, "alltoallv", specs, ("--dist", dist),
+    cases = [Case(AUTO_PLATFORM, 256, "alltoallv", specs, ("--dist", dist),
                   ("16", "256") if dist.startswith("fft") else ("16", "256", "4K"), tag=tag, tagged=("auto",))
              for dist in ("uniform", "normal", "powerlaw", "fft1", "fft2")]
     pattern = PATTERN_DIR / "pattern_256.txt"  # blocks up to 7.5 MB: scaled to at most 750 B and 7.5 KiB
-    cases += [Case("polaris-like", 256, "alltoallv", specs, ("--dist", f"file:{pattern}:scale={scale}"), (),
+    cases += [Case(AUTO_PLATFORM, 256, "alltoallv", specs, ("--dist", f"file:{pattern}:scale={scale}"), (),
                    tag=tag, tagged=("auto",)) for scale in ("0.0001", "0.001")]
-    specs = ("auto",) + auto_candidates(1024, 32)
-    cases += [Case("polaris-like", 1024, "alltoallv", specs, ("--dist", dist), (size,), tag=tag, tagged=("auto",))
-              for dist, size in (("uniform", "16"), ("powerlaw", "256"), ("normal", "1K"))]
-    nprocs, workloads = AUTO_LARGE
-    specs = ("auto",) + tuple(s for s in auto_candidates(nprocs, 32) if s != "vendor") + ("vendor",)
-    cases += [Case("polaris-like", nprocs, "alltoallv", (spec,), ("--dist", dist), (size,), tag=tag,
-                   tagged=("auto",)) for dist, size in workloads for spec in specs]
+    for nprocs in (512, 1024):
+        specs = ("auto",) + auto_candidates(nprocs, 32)
+        cases += [Case(AUTO_PLATFORM, nprocs, "alltoallv", specs, ("--dist", dist), (size,), tag=tag,
+                       tagged=("auto",)) for dist, size in (("uniform", "16"), ("powerlaw", "256"), ("normal", "1K"))]
     return cases
 
 
@@ -597,7 +588,7 @@ def plot_auto(data: pd.DataFrame, out: Path) -> str:
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xticks([1, 1.1, 1.5, 2, 3, 5, 8])
     ax.set(xlabel="t / t(fastest of the candidates in the same run), simulated",
-           title="auto and vendor against the best candidate, polaris-like")
+           title=f"auto and vendor against the best candidate, {AUTO_PLATFORM}")
     save(fig, out)
     worst = max(r[1] for r in rows) if rows else float("nan")
     return "\n".join(lines + [f"worst auto/best: {worst:.3f} over {len(rows)} workloads"])

@@ -1,6 +1,6 @@
-"""The library itself, through ctypes: its registry and what it says about a spec on a given
-communicator shape, answered by the same code that runs the collectives — no MPI_Init, no
-launcher. The simulated build compiles the same sources, so the MPI build's libtucoll.so answers
+"""The library itself, through ctypes: its registry, what it says about a spec on a given
+communicator shape, and its tuning tables, answered by the same code that runs the collectives —
+no MPI_Init, no launcher. The simulated build compiles the same sources, so the MPI build's libtucoll.so answers
 for it too."""
 
 from __future__ import annotations
@@ -42,6 +42,57 @@ class _SpecProperties(ctypes.Structure):
                 ("uses_max_block", ctypes.c_int), ("meta", ctypes.c_int), ("reserved", ctypes.c_int * 8)]
 
 
+class TuningTable:
+    """A tuning table held by the library (core/tuning.h), the one reader, checker and writer of
+    the format: what `auto` would look up is what this looks up."""
+
+    def __init__(self, library: "Library", text: str, origin: str, collective: str = "alltoallv"):
+        self._library, self._lib = library, library._lib
+        self._handle = ctypes.c_void_p()
+        rc = self._lib.tucoll_tuning_table_parse(collective.encode(), text.encode(), origin.encode(),
+                                                 ctypes.byref(self._handle))
+        if rc != MPI_SUCCESS:
+            raise library._error(rc)
+        self.features: list[str] = json.loads(self.json())["features"]
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            self._lib.tucoll_tuning_table_free(self._handle)
+
+    def check(self) -> None:
+        """SpecError naming the first spec the library would not run at its entry's shape."""
+        rc = self._lib.tucoll_tuning_table_check(self._handle)
+        if rc != MPI_SUCCESS:
+            raise self._library._error(rc)
+
+    def json(self) -> str:
+        return self._lib.tucoll_tuning_table_json(self._handle).decode()
+
+    def as_dict(self) -> dict:
+        return json.loads(self.json())
+
+    def entry(self, nprocs: int, ppn: int) -> dict | None:
+        """The entry auto uses on (P, Q): the nearest shape."""
+        text = self._lib.tucoll_tuning_table_entry(self._handle, nprocs, ppn)
+        return json.loads(text.decode()) if text else None
+
+    def lookup(self, nprocs: int, ppn: int, values: list[float]) -> str:
+        spec = ctypes.c_char_p()
+        array = (ctypes.c_double * len(values))(*values)
+        rc = self._lib.tucoll_tuning_table_lookup(self._handle, nprocs, ppn, array, len(values), ctypes.byref(spec))
+        if rc != MPI_SUCCESS:
+            raise self._library._error(rc)
+        return spec.value.decode()
+
+    def merge(self, online: "TuningTable", origin: str) -> int:
+        """Adds the online table's entries for shapes this one lacks; how many were added."""
+        added = ctypes.c_int()
+        rc = self._lib.tucoll_tuning_table_merge(self._handle, online._handle, origin.encode(), ctypes.byref(added))
+        if rc != MPI_SUCCESS:
+            raise self._library._error(rc)
+        return added.value
+
+
 class Library:
     def __init__(self, path: Path):
         self.path = path
@@ -56,7 +107,23 @@ class Library:
         lib.tucoll_param_range.restype = ctypes.c_int
         lib.tucoll_param_range.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
                                            ctypes.c_int] + [ctypes.POINTER(ctypes.c_long)] * 3
+        table, text = ctypes.c_void_p, ctypes.c_char_p
+        lib.tucoll_tuning_table_parse.argtypes = [text, text, text, ctypes.POINTER(table)]
+        lib.tucoll_tuning_table_free.argtypes = [table]
+        lib.tucoll_tuning_table_free.restype = None
+        lib.tucoll_tuning_table_check.argtypes = [table]
+        lib.tucoll_tuning_table_json.argtypes = [table]
+        lib.tucoll_tuning_table_json.restype = text
+        lib.tucoll_tuning_table_entry.argtypes = [table, ctypes.c_int, ctypes.c_int]
+        lib.tucoll_tuning_table_entry.restype = text
+        lib.tucoll_tuning_table_lookup.argtypes = [table, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_double),
+                                                   ctypes.c_int, ctypes.POINTER(text)]
+        lib.tucoll_tuning_table_merge.argtypes = [table, table, text, ctypes.POINTER(ctypes.c_int)]
         self._lib = lib
+
+    def tuning_table(self, text: str, origin: str = "(table)", collective: str = "alltoallv") -> TuningTable:
+        """Parses a tuning table; SpecError with the library's message when it is not one."""
+        return TuningTable(self, text, origin, collective)
 
     def registry(self) -> dict:
         return json.loads(self._lib.tucoll_registry_json().decode())

@@ -508,41 +508,44 @@ def build_table(fits: dict[str, FitResult], features: list[str], fallback: str =
             "fallback": fallback, "generated_by": provenance or {}, "entries": entries}
 
 
+Table = dict | native.TuningTable  # a table built here, or one the library holds
+
+
+def held(table: Table, origin: str = "(table)", build_dir=None) -> native.TuningTable:
+    """`table` held by the library, which owns the format (core/tuning.h): tables built here as
+    dicts are read by the code `auto` runs, so that a lookup here is the lookup there."""
+    if isinstance(table, native.TuningTable):
+        return table
+    try:
+        return native.library(build_dir).tuning_table(json.dumps(table), origin)
+    except native.SpecError as err:
+        raise TuningError(str(err)) from None
+
+
 def merge_online(table: dict, online: dict, origin: str = "online") -> int:
     """Adds to `table` the entries of a table saved by online tuning (TUCOLL_TUNING_SAVE: features
     ["max_block"]) for the shapes `table` has no entry for; a swept entry wins over an online one.
     Their max_block rules are nested under the table's other feature where it has two. Returns how
     many entries were added."""
-    if online.get("features") != ["max_block"]:
-        raise TuningError(f"{origin}: an online tuning table is keyed by max_block alone, not {online.get('features')}")
-    features = table["features"]
-    if "max_block" not in features:
-        raise TuningError(f"{origin}: the table is keyed by {features}; online choices (by max_block) cannot join it")
-    shapes = {(e["nprocs"], e["ppn"]) for e in table["entries"]}
-    added = 0
-    for e in online["entries"]:
-        if (e["nprocs"], e["ppn"]) in shapes:
-            continue
-        rules = e["rules"]
-        if features == ["max_block", features[-1]] and features[-1] != "max_block":
-            rules = [{"below": r["below"], "rules": [{"below": None, "spec": r["spec"]}]} for r in rules]
-        elif features[0] != "max_block":
-            rules = [{"below": None, "rules": rules}]
-        table["entries"].append({"nprocs": e["nprocs"], "ppn": e["ppn"], "source": f"online ({origin})",
-                                 "rules": rules})
-        added += 1
-    table["entries"].sort(key=lambda x: (x["ppn"], x["nprocs"]))
+    merged = held(table)
+    try:
+        added = merged.merge(held(online, origin), origin)
+    except native.SpecError as err:
+        raise TuningError(str(err)) from None
+    table.clear()
+    table.update(merged.as_dict())
     return added
 
 
-def nearest_entry(table: dict, nprocs: int, ppn: int) -> dict:
-    """The entry the library uses for (P, Q) (core/tuning.cpp: TuningTable::entry_for)."""
-    def distance(e):
-        return (abs(math.log2(nprocs / e["nprocs"])) + abs(math.log2(max(ppn, 1) / e["ppn"])), e["nprocs"], e["ppn"])
-    return min(table["entries"], key=distance)
+def nearest_entry(table: Table, nprocs: int, ppn: int) -> dict:
+    """The entry the library uses for (P, Q)."""
+    entry = held(table).entry(nprocs, ppn)
+    if entry is None:
+        raise TuningError("the table has no entries")
+    return entry
 
 
-def reduces(table: dict, nprocs: int, ppn: int) -> bool:
+def reduces(table: Table, nprocs: int, ppn: int) -> bool:
     """Whether auto reduces the features for (P, Q): not where the entry names one spec."""
     def specs(rule: dict) -> set[str]:
         return {rule["spec"]} if "spec" in rule else set().union(*(specs(r) for r in rule["rules"]))
@@ -550,28 +553,25 @@ def reduces(table: dict, nprocs: int, ppn: int) -> bool:
     return len(set().union(*(specs(r) for r in rules))) > 1
 
 
-def lookup(table: dict, nprocs: int, ppn: int, values: list[float]) -> str:
-    """What the library's lookup does (core/tuning.cpp): the nearest entry, then, feature by
-    feature, the first rule whose bound lies above the value."""
-    rules = nearest_entry(table, nprocs, ppn)["rules"]
-    for value in values:
-        rule = next((r for r in rules if r["below"] is None or value < r["below"]), rules[-1])
-        if "spec" in rule:
-            return rule["spec"]
-        rules = rule["rules"]
-    raise TuningError("the table nests more rules than it has features")
+def lookup(table: Table, nprocs: int, ppn: int, values: list[float]) -> str:
+    """The spec the library's auto picks at (P, Q) for the feature values."""
+    try:
+        return held(table).lookup(nprocs, ppn, values)
+    except native.SpecError as err:
+        raise TuningError(str(err)) from None
 
 
-def table_regret(table: dict, data: pd.DataFrame, sharing: ReductionSharing | None = None) -> np.ndarray:
+def table_regret(table: Table, data: pd.DataFrame, sharing: ReductionSharing | None = None) -> np.ndarray:
     """t(auto) / t(fastest), per configuration where the picked spec was measured: t(auto) is the
     picked spec's time plus, with `sharing`, the reduction auto adds to it (reduction_charges;
     none where the entry names one spec)."""
     out = []
     costs = {shape: reduction_cost(g) for shape, g in data.groupby(["source", "nprocs", "ppn"])} \
         if sharing is not None else {}
+    table = held(table)
     for _, group in data.groupby("config", sort=False):
         first = group.iloc[0]
-        spec = lookup(table, int(first["nprocs"]), int(first["ppn"]), [float(first[f]) for f in table["features"]])
+        spec = lookup(table, int(first["nprocs"]), int(first["ppn"]), [float(first[f]) for f in table.features])
         picked = group[group["spec"] == spec]
         if not picked.empty:
             charge = 0.0
@@ -582,6 +582,13 @@ def table_regret(table: dict, data: pd.DataFrame, sharing: ReductionSharing | No
     return np.array(out)
 
 
-def write_table(table: dict, path: Path) -> None:
+def write_table(table: Table, path: Path) -> None:
+    """Writes `table` after the library has checked it: the format, and every spec against the
+    registry at its entry's shape."""
+    table = held(table, str(path))
+    try:
+        table.check()
+    except native.SpecError as err:
+        raise TuningError(str(err)) from None
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(table, indent=1) + "\n")
+    path.write_text(table.json())

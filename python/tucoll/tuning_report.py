@@ -101,7 +101,8 @@ def plot_table(table: dict, out: Path, max_panels: int = 6) -> None:
     for e in table["entries"]:
         collect(e["rules"])
     grid = tuning.log_grid(min(bounds + [1.0]), max(bounds + [2.0]), 8)
-    choices = [[tuning.lookup(table, e["nprocs"], e["ppn"], [v] if len(features) == 1 else [v, w])
+    held = tuning.held(table)
+    choices = [[tuning.lookup(held, e["nprocs"], e["ppn"], [v] if len(features) == 1 else [v, w])
                 for v in grid for w in (grid if len(features) == 2 else [0])] for e in entries]
     specs = sorted({c for row in choices for c in row})
     index = {spec: i for i, spec in enumerate(specs)}

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include <fcntl.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/errors.h"
+#include "core/tuning.h"
 
 namespace tucoll::alltoallv {
 namespace {
@@ -39,51 +39,18 @@ double best_of_rounds(const std::vector<double> &seconds, int candidate, int n) 
 
 namespace {
 
-// The table at `path` with `spec` for (nprocs, ppn, size_class) merged in; false (and a reason)
-// when the file holds something else than an online tuning table.
-bool merged_table(const char *path, int nprocs, int ppn, int size_class, const std::string &spec,
-                  nlohmann::ordered_json *table, std::string *why) {
-    {
-        std::ifstream in(path);
-        if (in) *table = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
+// The table at `path` (a new online table where there is none or the file is empty) with `spec` for (nprocs, ppn,
+// size_class) recorded; MPI_ERR_ARG (and a reason) when the file holds something else.
+int recorded_table(const char *path, int nprocs, int ppn, int size_class, const std::string &spec,
+                   std::shared_ptr<TuningTable> *table) {
+    std::stringstream text;
+    if (std::ifstream in(path); in) text << in.rdbuf();
+    if (text.str().find_first_not_of(" \t\r\n") == std::string::npos) {  // none yet, or an empty file
+        *table = TuningTable::online("alltoallv");
+    } else {
+        TUCOLL_TRY(TuningTable::parse(text.str(), path, "alltoallv", table));
     }
-    if (table->is_discarded() || table->is_null()) {
-        *table = {{"format", "tucoll-tuning-table"},
-                  {"version", 1},
-                  {"collective", "alltoallv"},
-                  {"features", {"max_block"}},
-                  {"fallback", "vendor"},
-                  {"generated_by", {{"by", "tucoll online tuning (TUCOLL_TUNING_SAVE)"}}},
-                  {"entries", nlohmann::ordered_json::array()}};
-    }
-    if (!table->is_object() || table->value("features", nlohmann::ordered_json()) != nlohmann::ordered_json{"max_block"} ||
-        !table->contains("entries") || !(*table)["entries"].is_array()) {
-        *why = "is not an online tuning table (features [\"max_block\"]); it is left as it is";
-        return false;
-    }
-    nlohmann::ordered_json *entry = nullptr;
-    for (auto &e : (*table)["entries"]) {
-        if (!e.is_object() || !e.contains("classes") || !e["classes"].is_object()) continue;  // not one of ours
-        if (e.value("nprocs", 0) == nprocs && e.value("ppn", 0) == ppn) entry = &e;
-    }
-    if (entry == nullptr) {
-        (*table)["entries"].push_back({{"nprocs", nprocs}, {"ppn", ppn}, {"source", "online"},
-                                       {"classes", nlohmann::ordered_json::object()}});
-        entry = &(*table)["entries"].back();
-    }
-    // "classes" (size class -> spec) is the record; "rules" are derived from it: class k covers
-    // largest blocks in [2^(k-1), 2^k), so its rule ends below 2^k, and the last one is open.
-    (*entry)["classes"][std::to_string(size_class)] = spec;
-    std::map<int, std::string> classes;
-    for (const auto &[k, s] : (*entry)["classes"].items()) classes[std::stoi(k)] = s.get<std::string>();
-    nlohmann::ordered_json rules = nlohmann::ordered_json::array();
-    for (auto it = classes.begin(); it != classes.end(); ++it) {
-        const bool last = std::next(it) == classes.end();
-        rules.push_back({{"below", last ? nlohmann::ordered_json() : nlohmann::ordered_json(std::ldexp(1.0, it->first))},
-                         {"spec", it->second}});
-    }
-    (*entry)["rules"] = rules;
-    return true;
+    return (*table)->record_choice(nprocs, ppn, size_class, spec);
 }
 
 }  // namespace
@@ -101,20 +68,18 @@ void save_online_choice(int nprocs, int ppn, int size_class, const std::string &
         return;
     }
     std::string why;
-    try {
-        nlohmann::ordered_json table;
-        if (merged_table(path, nprocs, ppn, size_class, spec, &table, &why)) {
-            const std::string temp = std::string(path) + ".tmp." + std::to_string(getpid());
-            std::ofstream out(temp);
-            out << table.dump(1) << "\n";
-            out.close();
-            if (!out || std::rename(temp.c_str(), path) != 0) {
-                std::remove(temp.c_str());
-                why = "cannot be written";
-            }
+    std::shared_ptr<TuningTable> table;
+    if (recorded_table(path, nprocs, ppn, size_class, spec, &table) != MPI_SUCCESS) {
+        why = last_message(MPI_ERR_ARG) + "; it is left as it is";
+    } else {
+        const std::string temp = std::string(path) + ".tmp." + std::to_string(getpid());
+        std::ofstream out(temp);
+        out << table->to_json();
+        out.close();
+        if (!out || std::rename(temp.c_str(), path) != 0) {
+            std::remove(temp.c_str());
+            why = "cannot be written";
         }
-    } catch (const std::exception &e) {  // a parseable file whose entries are not what they should be
-        why = std::string("is not a valid online tuning table (") + e.what() + ")";
     }
     if (!why.empty() && verbose()) log_line(std::string("TUCOLL_TUNING_SAVE: ") + path + " " + why);
     flock(lock, LOCK_UN);

@@ -12,8 +12,10 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "core/errors.h"
+#include "core/registry.h"
 
 namespace tucoll {
 
@@ -80,14 +82,15 @@ namespace {
 constexpr size_t kMaxFeatures = 2;
 
 // Parses a rule list splitting feature `depth` (of `features` in all); "" or what is wrong.
-std::string parse_rules(const nlohmann::json &rules, size_t depth, size_t features,
-                        std::vector<TuningTable::Rule> *out) {
+using Json = nlohmann::ordered_json;  // keeps the order a table was written in
+
+std::string parse_rules(const Json &rules, size_t depth, size_t features, std::vector<TuningTable::Rule> *out) {
     if (!rules.is_array() || rules.empty()) return "needs a non-empty \"rules\" array";
     double previous = -std::numeric_limits<double>::infinity();
-    for (const nlohmann::json &r : rules) {
+    for (const Json &r : rules) {
         if (!r.is_object()) return "every rule must be an object";
         TuningTable::Rule rule{std::numeric_limits<double>::infinity(), "", {}};
-        const nlohmann::json below = r.value("below", nlohmann::json());
+        const Json below = r.value("below", Json());
         if (below.is_number()) {
             rule.below = below.get<double>();
         } else if (!below.is_null()) {
@@ -114,7 +117,7 @@ std::string parse_rules(const nlohmann::json &rules, size_t depth, size_t featur
 }  // namespace
 
 int TuningTable::parse(const std::string &text, const std::string &origin, const std::string &collective,
-                       std::shared_ptr<const TuningTable> *out) {
+                       std::shared_ptr<TuningTable> *out) {
     // nlohmann::json throws on a field of the wrong type ("format": 1); no exception may leave
     // the library through its C interface.
     try {
@@ -124,10 +127,18 @@ int TuningTable::parse(const std::string &text, const std::string &origin, const
     }
 }
 
+int TuningTable::parse(const std::string &text, const std::string &origin, const std::string &collective,
+                       std::shared_ptr<const TuningTable> *out) {
+    std::shared_ptr<TuningTable> table;
+    TUCOLL_TRY(parse(text, origin, collective, &table));
+    *out = std::move(table);
+    return MPI_SUCCESS;
+}
+
 int TuningTable::parse_document(const std::string &text, const std::string &origin, const std::string &collective,
-                                std::shared_ptr<const TuningTable> *out) {
+                                std::shared_ptr<TuningTable> *out) {
     auto bad = [&](const std::string &why) { return fail(MPI_ERR_ARG, "tuning table " + origin + ": " + why); };
-    nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded() || !doc.is_object()) return bad("not a JSON object");
     if (doc.value("format", "") != kFormat) return bad(std::string("\"format\" is not \"") + kFormat + "\"");
     if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<int>() != kVersion) {
@@ -137,12 +148,13 @@ int TuningTable::parse_document(const std::string &text, const std::string &orig
 
     auto table = std::make_shared<TuningTable>();
     table->origin_ = origin;
+    table->collective_ = collective;
     table->fingerprint_ = fingerprint_of(text);
-    const nlohmann::json features = doc.value("features", nlohmann::json());
+    const Json features = doc.value("features", Json());
     if (!features.is_array() || features.empty() || features.size() > kMaxFeatures) {
         return bad("\"features\" must list one or two of max_block, busiest_mean_block, mean_block");
     }
-    for (const nlohmann::json &f : features) {
+    for (const Json &f : features) {
         TuningFeature feature;
         if (!f.is_string() || !parse_feature(f.get<std::string>(), &feature)) {
             return bad("unknown feature " + f.dump() + " (known: max_block, busiest_mean_block, mean_block)");
@@ -153,9 +165,10 @@ int TuningTable::parse_document(const std::string &text, const std::string &orig
         if (!doc["fallback"].is_string()) return bad("\"fallback\" must be a spec string");
         table->fallback_ = doc["fallback"].get<std::string>();
     }
-    const nlohmann::json entries = doc.value("entries", nlohmann::json());
+    if (doc.contains("generated_by")) table->generated_by_ = doc["generated_by"].dump();
+    const Json entries = doc.value("entries", Json());
     if (!entries.is_array()) return bad("\"entries\" must be an array");
-    for (const nlohmann::json &e : entries) {
+    for (const Json &e : entries) {
         Entry entry;
         const std::string where = "entry " + std::to_string(table->entries_.size());
         if (!e.is_object() || !e.contains("nprocs") || !e["nprocs"].is_number_integer() || !e.contains("ppn") ||
@@ -165,12 +178,160 @@ int TuningTable::parse_document(const std::string &text, const std::string &orig
         entry.nprocs = e["nprocs"].get<int>();
         entry.ppn = e["ppn"].get<int>();
         if (entry.nprocs < 1 || entry.ppn < 1) return bad(where + ": nprocs and ppn must be positive");
+        for (const Entry &other : table->entries_) {
+            if (other.nprocs == entry.nprocs && other.ppn == entry.ppn) return bad(where + " repeats a shape");
+        }
         entry.source = e.value("source", "");
-        const std::string why = parse_rules(e.value("rules", nlohmann::json()), 0, table->features_.size(), &entry.rules);
+        if (e.contains("classes")) {
+            if (!e["classes"].is_object()) return bad(where + ": \"classes\" must map size classes to specs");
+            for (const auto &[k, spec] : e["classes"].items()) {
+                char *end = nullptr;
+                const long size_class = std::strtol(k.c_str(), &end, 10);
+                if (k.empty() || *end != '\0' || size_class < 0 || size_class > 64 || !spec.is_string()) {
+                    return bad(where + ": \"classes\" must map size classes 0..64 to specs");
+                }
+                entry.classes[static_cast<int>(size_class)] = spec.get<std::string>();
+            }
+        }
+        const std::string why = parse_rules(e.value("rules", Json()), 0, table->features_.size(), &entry.rules);
         if (!why.empty()) return bad(where + ": " + why);
         table->entries_.push_back(std::move(entry));
     }
     *out = std::move(table);
+    return MPI_SUCCESS;
+}
+
+std::shared_ptr<TuningTable> TuningTable::online(const std::string &collective) {
+    auto table = std::make_shared<TuningTable>();
+    table->origin_ = "online tuning";
+    table->collective_ = collective;
+    table->features_ = {TuningFeature::kMaxBlock};
+    table->generated_by_ = R"json({"by": "tucoll online tuning (TUCOLL_TUNING_SAVE)"})json";
+    return table;
+}
+
+namespace {
+
+Json rules_json(const std::vector<TuningTable::Rule> &rules) {
+    Json out = Json::array();
+    for (const TuningTable::Rule &r : rules) {
+        Json rule = {{"below", std::isinf(r.below) ? Json() : Json(r.below)}};
+        if (r.rules.empty()) {
+            rule["spec"] = r.spec;
+        } else {
+            rule["rules"] = rules_json(r.rules);
+        }
+        out.push_back(std::move(rule));
+    }
+    return out;
+}
+
+Json entry_doc(const TuningTable::Entry &e) {
+    Json entry = {{"nprocs", e.nprocs}, {"ppn", e.ppn}, {"source", e.source}};
+    if (!e.classes.empty()) {
+        Json classes = Json::object();
+        for (const auto &[k, spec] : e.classes) classes[std::to_string(k)] = spec;
+        entry["classes"] = std::move(classes);
+    }
+    entry["rules"] = rules_json(e.rules);
+    return entry;
+}
+
+// Calls fn(spec) on every leaf of `rules` until it returns non-zero; that value, else 0.
+template <typename Fn>
+int each_leaf(const std::vector<TuningTable::Rule> &rules, Fn &&fn) {
+    for (const TuningTable::Rule &r : rules) {
+        const int rc = r.rules.empty() ? fn(r.spec) : each_leaf(r.rules, fn);
+        if (rc != 0) return rc;
+    }
+    return 0;
+}
+
+// Online tuning's rules from its record: class k covers largest blocks in [2^(k-1), 2^k), so its
+// rule ends below 2^k, and the last one is open.
+std::vector<TuningTable::Rule> class_rules(const std::map<int, std::string> &classes) {
+    std::vector<TuningTable::Rule> rules;
+    for (auto it = classes.begin(); it != classes.end(); ++it) {
+        const bool last = std::next(it) == classes.end();
+        rules.push_back({last ? std::numeric_limits<double>::infinity() : std::ldexp(1.0, it->first), it->second, {}});
+    }
+    return rules;
+}
+
+}  // namespace
+
+std::string TuningTable::entry_json(const Entry &e) { return entry_doc(e).dump(); }
+
+std::string TuningTable::to_json() const {
+    Json features = Json::array();
+    for (TuningFeature f : features_) features.push_back(feature_name(f));
+    Json entries = Json::array();
+    for (const Entry &e : entries_) entries.push_back(entry_doc(e));
+    const Json doc = {{"format", kFormat},         {"version", kVersion},
+                      {"collective", collective_}, {"features", std::move(features)},
+                      {"fallback", fallback_},     {"generated_by", Json::parse(generated_by_)},
+                      {"entries", std::move(entries)}};
+    return doc.dump(1) + "\n";
+}
+
+int TuningTable::check_specs() const {
+    const RegistryBase *registry = registry_for(collective_);
+    if (registry == nullptr) return fail(MPI_ERR_ARG, "tuning table " + origin_ + ": no registry for " + collective_);
+    for (const Entry &e : entries_) {
+        const Scope scope{e.nprocs, std::min(e.ppn, e.nprocs)};
+        auto check = [&](const std::string &spec) {
+            Selection selection;
+            if (resolve_spec(*registry, spec.c_str(), scope, &selection) == MPI_SUCCESS) return 0;
+            return fail(MPI_ERR_ARG, "tuning table " + origin_ + ", entry P=" + std::to_string(e.nprocs) + " Q=" +
+                                         std::to_string(e.ppn) + ": " + last_message(MPI_ERR_ARG));
+        };
+        TUCOLL_TRY(each_leaf(e.rules, check));
+        TUCOLL_TRY(check(fallback_));
+    }
+    return MPI_SUCCESS;
+}
+
+int TuningTable::merge(const TuningTable &online, const std::string &origin, int *added) {
+    *added = 0;
+    if (online.features_ != std::vector<TuningFeature>{TuningFeature::kMaxBlock}) {
+        return fail(MPI_ERR_ARG, origin + ": an online tuning table is keyed by max_block alone");
+    }
+    const auto max_at = std::find(features_.begin(), features_.end(), TuningFeature::kMaxBlock);
+    if (max_at == features_.end()) {
+        return fail(MPI_ERR_ARG, origin + ": the table is not keyed by max_block; online choices cannot join it");
+    }
+    for (const Entry &e : online.entries_) {
+        const bool swept = std::any_of(entries_.begin(), entries_.end(),
+                                       [&](const Entry &x) { return x.nprocs == e.nprocs && x.ppn == e.ppn; });
+        if (swept) continue;
+        Entry entry{e.nprocs, e.ppn, "online (" + origin + ")", e.rules, {}};
+        if (features_.size() == 2 && max_at == features_.begin()) {  // max_block, then another: any value of it
+            for (Rule &r : entry.rules) r = Rule{r.below, "", {Rule{std::numeric_limits<double>::infinity(), r.spec, {}}}};
+        } else if (features_.size() == 2) {  // another, then max_block: every value of the first
+            entry.rules = {Rule{std::numeric_limits<double>::infinity(), "", std::move(entry.rules)}};
+        }
+        entries_.push_back(std::move(entry));
+        ++*added;
+    }
+    std::stable_sort(entries_.begin(), entries_.end(),
+                     [](const Entry &a, const Entry &b) { return std::tie(a.ppn, a.nprocs) < std::tie(b.ppn, b.nprocs); });
+    return MPI_SUCCESS;
+}
+
+int TuningTable::record_choice(int nprocs, int ppn, int size_class, const std::string &spec) {
+    if (features_ != std::vector<TuningFeature>{TuningFeature::kMaxBlock}) {
+        return fail(MPI_ERR_ARG, "is not an online tuning table (features [\"max_block\"])");
+    }
+    auto it = std::find_if(entries_.begin(), entries_.end(),
+                           [&](const Entry &e) { return e.nprocs == nprocs && e.ppn == ppn; });
+    if (it == entries_.end()) {
+        entries_.push_back(Entry{nprocs, ppn, "online", {}, {}});
+        it = std::prev(entries_.end());
+    } else if (it->classes.empty()) {
+        return failf(MPI_ERR_ARG, "has a swept entry for P=%d, Q=%d, which online tuning does not overwrite", nprocs, ppn);
+    }
+    it->classes[size_class] = spec;
+    it->rules = class_rules(it->classes);
     return MPI_SUCCESS;
 }
 

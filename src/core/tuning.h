@@ -1,10 +1,12 @@
-// Tuning tables: what `tucoll table` writes and the `auto` algorithms read. A table maps the
-// communicator's shape (P, ranks per node) and one or two block-size features, which every rank
-// computes identically from one allreduce, to a spec string. The format is documented in
-// docs/TUNING.md.
+// Tuning tables: what the `auto` algorithms read, and the one owner of their format, which the
+// tools (tucoll table, tune, online tuning's TUCOLL_TUNING_SAVE) read, check, merge and write
+// through (the C API's tucoll_tuning_table_*). A table maps the communicator's shape (P, ranks per
+// node) and one or two block-size features, which every rank computes identically from one
+// allreduce, to a spec string. The format is documented in docs/TUNING.md.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,12 +45,33 @@ class TuningTable {
         int ppn = 0;
         std::string source;  // where the numbers behind it were measured, for logs
         std::vector<Rule> rules;
+        // Online tuning's record (size class k: largest blocks in [2^(k-1), 2^k) -> spec), from
+        // which its max_block rules derive; empty for a swept entry.
+        std::map<int, std::string> classes;
     };
 
     // Parses and validates `text` for `collective`; MPI_ERR_ARG (with a message) when it is not a
     // valid table. `origin` names it in messages.
     static int parse(const std::string &text, const std::string &origin, const std::string &collective,
                      std::shared_ptr<const TuningTable> *out);
+    static int parse(const std::string &text, const std::string &origin, const std::string &collective,
+                     std::shared_ptr<TuningTable> *out);
+    // An online tuning table (keyed by max_block) without entries.
+    static std::shared_ptr<TuningTable> online(const std::string &collective);
+
+    // The table in the file format, entries in their order: parse() reads back the same table.
+    std::string to_json() const;
+    static std::string entry_json(const Entry &entry);
+    // Whether every spec (leaves and fallback) is one the library runs at its entry's shape;
+    // MPI_ERR_ARG naming the first that is not.
+    int check_specs() const;
+    // Adds `online`'s entries (an online table, keyed by max_block) for the shapes this table has
+    // none for, nested under this table's other feature where it has two; a swept entry wins.
+    // Entries end sorted by (Q, P). MPI_ERR_ARG when the features cannot join.
+    int merge(const TuningTable &online, const std::string &origin, int *added);
+    // Records online tuning's choice for size class `size_class` at (nprocs, ppn) and rederives
+    // that entry's rules. MPI_ERR_ARG when this is not an online table or the shape has a swept entry.
+    int record_choice(int nprocs, int ppn, int size_class, const std::string &spec);
 
     // The entry for a communicator of `nprocs` ranks with `ppn` per node: the exact one, else the
     // nearest by |log2(P/P')| + |log2(Q/Q')| (ties: the smaller P', then the smaller Q'); nullptr
@@ -65,17 +88,20 @@ class TuningTable {
     const std::vector<TuningFeature> &features() const { return features_; }
     const std::string &fallback() const { return fallback_; }
     const std::string &origin() const { return origin_; }
+    const std::vector<Entry> &entries() const { return entries_; }
     // A 52-bit fingerprint of the table's text (exact in a double): ranks compare it to be sure
     // they read the same table.
     double fingerprint() const { return fingerprint_; }
 
   private:
     static int parse_document(const std::string &text, const std::string &origin, const std::string &collective,
-                              std::shared_ptr<const TuningTable> *out);
+                              std::shared_ptr<TuningTable> *out);
 
     std::string origin_;
+    std::string collective_;
     std::vector<TuningFeature> features_;
     std::string fallback_ = "vendor";
+    std::string generated_by_ = "{}";  // provenance, JSON kept as written
     std::vector<Entry> entries_;
     double fingerprint_ = 0;
 };

@@ -2,6 +2,7 @@
 and tables that the library reads back exactly as the Python lookup does."""
 
 import json
+from pathlib import Path
 import math
 import subprocess
 import sys
@@ -202,9 +203,9 @@ def test_fit_json_command(synthetic_dataset):
 
 def test_table_is_what_the_library_reads(build, synthetic_dataset, tmp_path):
     """A table from the synthetic data, rescaled to P = 4 on one node, is read by the library:
-    `auto` runs what the Python lookup says for each workload."""
+    `auto`, computing the features at run time, runs what a lookup of the bench's statistics says."""
     data = tuning.load([synthetic_dataset])
-    data = data[data["nprocs"] == 16].copy()
+    data = data[(data["nprocs"] == 16) & (data["spec"] != "tuna:radix=8")].copy()  # no radix 8 at P = 4
     data["nprocs"], data["ppn"] = 4, 4
     data["config"] = data[tuning.CONFIG].astype(str).agg("|".join, axis=1)
     features = ["mean_block", "max_block"]
@@ -268,17 +269,37 @@ def test_table_command_and_report(synthetic_dataset, tmp_path):
         assert (tmp_path / "report" / png).is_file() and png in text
 
 
-def test_online_choices_join_a_swept_table_where_it_has_no_entry():
-    from tucoll import tuning
+def table_of(features: list[str], entries: list[dict]) -> dict:
+    return {"format": "tucoll-tuning-table", "version": 1, "collective": "alltoallv", "features": features,
+            "fallback": "vendor", "entries": entries}
 
-    swept = {"features": ["mean_block", "max_block"], "entries": [
-        {"nprocs": 4, "ppn": 4, "rules": [{"below": None, "spec": "vendor"}]}]}
-    online = {"features": ["max_block"], "entries": [
+
+def test_online_choices_join_a_swept_table_where_it_has_no_entry(build):
+    swept = table_of(["mean_block", "max_block"], [
+        {"nprocs": 4, "ppn": 4, "rules": [{"below": None, "rules": [{"below": None, "spec": "vendor"}]}]}])
+    online = table_of(["max_block"], [
         {"nprocs": 4, "ppn": 4, "rules": [{"below": None, "spec": "pairwise"}]},
-        {"nprocs": 8, "ppn": 8, "rules": [{"below": 128.0, "spec": "spreadout"}, {"below": None, "spec": "tuna:radix=3"}]}]}
+        {"nprocs": 8, "ppn": 8, "rules": [{"below": 128.0, "spec": "spreadout"}, {"below": None, "spec": "tuna:radix=3"}]}])
     assert tuning.merge_online(swept, online) == 1
     assert tuning.lookup(swept, 4, 4, [10.0, 10.0]) == "vendor"  # the swept entry wins
     assert tuning.lookup(swept, 8, 8, [10.0, 100.0]) == "spreadout"
     assert tuning.lookup(swept, 8, 8, [10.0, 1000.0]) == "tuna:radix=3"
+    assert swept["entries"][1]["source"] == "online (online)"
     with pytest.raises(tuning.TuningError):
-        tuning.merge_online({"features": ["mean_block"], "entries": []}, online)
+        tuning.merge_online(table_of(["mean_block"], []), online)
+
+
+def test_a_table_is_checked_by_the_library_before_it_is_written(build, tmp_path):
+    path = tmp_path / "t.json"
+    good = table_of(["max_block"], [{"nprocs": 8, "ppn": 8, "source": "x",
+                                     "rules": [{"below": 64.0, "spec": "tuna:radix=8"}, {"below": None, "spec": "vendor"}]}])
+    tuning.write_table(good, path)
+    assert json.loads(path.read_text())["entries"][0]["rules"][0] == {"below": 64.0, "spec": "tuna:radix=8"}
+    for bad in (table_of(["max_block"], [{"nprocs": 8, "ppn": 8, "rules": [{"below": None, "spec": "tuna:radix=9"}]}]),
+                table_of(["median_block"], []), {**good, "version": 2}):
+        with pytest.raises(tuning.TuningError):
+            tuning.write_table(bad, tmp_path / "bad.json")
+    assert not (tmp_path / "bad.json").exists()
+    # The shipped table passes the same check.
+    tuning.write_table(json.loads(Path(tuning.__file__).resolve().parents[2].joinpath("tuning/default.json").read_text()),
+                       tmp_path / "shipped.json")
