@@ -58,6 +58,9 @@ class Case:
     # `tagged` specs when given (the others do not depend on it).
     tag: str = ""
     tagged: tuple[str, ...] | None = None
+    # A sweep dataset (tucoll sweep, same platform and workload) whose rows stand for this case's
+    # untagged specs: the same tucoll-bench run, stored rather than simulated twice.
+    reuse: str = ""
 
     def resolved_ppn(self) -> int:
         return self.ppn or sim.Platform.load(self.platform).ranks_per_node
@@ -135,6 +138,32 @@ def simulate_case(case: Case, build: Build, done: set[tuple], timeout: float | N
     return specs, sizes, proc.stdout, time.monotonic() - started, proc.stderr
 
 
+SWEEP_ONLY = ["source", "simulated", "dist", "wall_s", "failed"]
+
+
+def reuse_sweep_rows(case: Case, done: set[tuple]) -> int:
+    """Stores the rows of `case.reuse` (a sweep dataset) for the case's pending untagged specs;
+    returns how many. The sweep ran the same bench arguments (shared buffers, one timed call)."""
+    from tucoll import sweep
+
+    data = store.load(REPO_ROOT / case.reuse, sweep.KEY)
+    dist = case.workload[case.workload.index("--dist") + 1]
+    ppn = case.resolved_ppn()
+    same = data[(data["source"] == case.platform) & (data["nprocs"].astype(str) == str(case.nprocs)) &
+                (data["ppn"].astype(str) == str(ppn)) & (data["mapping"] == case.mapping) & (data["dist"] == dist) &
+                (data["failed"].astype(str) == "")]
+    wanted = {(k[6], k[7]) for k in case.keys() if k not in done and not (case.tagged and k[7] in case.tagged)}
+    rows = same[[(int(size), spec) in wanted for size, spec in zip(same["requested_size"], same["requested"])]]
+    rows = rows.drop_duplicates(["requested_size", "requested"])
+    if rows.empty:
+        return 0
+    rows = rows.assign(platform=case.platform, nprocs=case.nprocs, ppn=ppn, requested_size=rows["requested_size"].astype(int),
+                       workload=[case.workload_label(spec) for spec in rows["requested"]],
+                       sim_wall_s=rows["wall_s"]).drop(columns=SWEEP_ONLY)
+    append_rows(rows)
+    return len(rows)
+
+
 def store_output(case: Case, specs: list[str], sizes: list[str], stdout: str, wall: float,
                  stderr: str = "") -> int:
     """Stores what tucoll-bench printed for `specs` at `sizes` of `case`; returns the rows added.
@@ -172,6 +201,10 @@ def run_figure(build: Build, figure: Figure, timeout: float | None, progress, np
     from tucoll import cluster  # Dask, only where it is used
 
     done = done_keys(load_store())
+    reused = sum(reuse_sweep_rows(c, done) for c in cases if c.reuse)
+    if reused:
+        progress(f"[{figure.name}] {reused} rows taken from the sweeps' datasets")
+        done = done_keys(load_store())
     pending = [c for c in cases if any(k not in done for k in c.keys())]
     progress(f"[{figure.name}] {len(cases) - len(pending)} of {len(cases)} simulations in the store, "
              f"{len(pending)} to run")
@@ -532,22 +565,29 @@ def table_tag() -> str:
     return "table " + hashlib.sha256(table.read_bytes()).hexdigest()[:10] if table.is_file() else "no table"
 
 
+# The sweep the shipped table is fitted to: its rows of the same runs are reused for the candidates.
+AUTO_SWEEP = "tuning/polaris-calibrated.csv.gz"
+
+
 def auto_cases(registry: dict) -> list[Case]:
     """auto and the candidates in one run per workload: the seed distributions and the recorded
-    patterns (scaled) at P = 256; at P = 512, between two of the table's entries, and at 1024 three
-    distributions (fewer: each vendor call there costs minutes to simulate), normal outside the sweep."""
-    tag, specs = table_tag(), ("auto",) + auto_candidates(256, 32)
-    # 4 KiB blocks not for the FFT shapes: each such case costs 5-8 minutes of simulation here.
-    cases = [Case(AUTO_PLATFORM, 256, "alltoallv", specs, ("--dist", dist),
-                  ("16", "256") if dist.startswith("fft") else ("16", "256", "4K"), tag=tag, tagged=("auto",))
+    patterns (scaled) at P = 256; at P = 512, between two of the sweep's P, and at 1024 fewer
+    workloads (each direct exchange there costs minutes to simulate). Where the sweep ran the same
+    workload, its rows stand for the candidates (Case.reuse) and auto alone is simulated."""
+    tag = table_tag()
+
+    def case(nprocs: int, workload: tuple[str, ...], sizes: tuple[str, ...]) -> Case:
+        return Case(AUTO_PLATFORM, nprocs, "alltoallv", ("auto",) + auto_candidates(nprocs, 32), workload, sizes,
+                    tag=tag, tagged=("auto",), reuse=AUTO_SWEEP)
+
+    # 4 KiB blocks not for the FFT shapes: each such case costs minutes of simulation here.
+    cases = [case(256, ("--dist", dist), ("16", "256") if dist.startswith("fft") else ("16", "256", "4K"))
              for dist in ("uniform", "normal", "powerlaw", "fft1", "fft2")]
     pattern = PATTERN_DIR / "pattern_256.txt"  # blocks up to 7.5 MB: scaled to at most 750 B and 7.5 KiB
-    cases += [Case(AUTO_PLATFORM, 256, "alltoallv", specs, ("--dist", f"file:{pattern}:scale={scale}"), (),
-                   tag=tag, tagged=("auto",)) for scale in ("0.0001", "0.001")]
-    for nprocs in (512, 1024):
-        specs = ("auto",) + auto_candidates(nprocs, 32)
-        cases += [Case(AUTO_PLATFORM, nprocs, "alltoallv", specs, ("--dist", dist), (size,), tag=tag,
-                       tagged=("auto",)) for dist, size in (("uniform", "16"), ("powerlaw", "256"), ("normal", "1K"))]
+    cases += [case(256, ("--dist", f"file:{pattern}:scale={scale}"), ()) for scale in ("0.0001", "0.001")]
+    cases += [case(512, ("--dist", dist), (size,)) for dist, size in (("uniform", "16"), ("powerlaw", "256"),
+                                                                      ("normal", "1K"))]
+    cases += [case(1024, ("--dist", "uniform"), ("16", "1K"))]
     return cases
 
 
