@@ -127,12 +127,14 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                       markup=False, highlight=False)
     console.print(f"\n{len(left)} rows not held against the model here:")
     console.print(left.groupby(["set", "why"]).size().to_string(), markup=False, highlight=False)
-    validation = None
+    cache = calibrate.SimCache(calibrate.CACHE)
     if args.validate:
-        results = calibrate.run_points(calibrate.validation_points(), calibrate.SimCache(calibrate.CACHE),
-                                       scheduler=args.scheduler, workers=args.workers, build_dir=args.build_dir,
-                                       log=console.print)
-        validation = calibrate.validation_table(results)
+        results = calibrate.run_points(calibrate.validation_points(), cache, scheduler=args.scheduler,
+                                       workers=args.workers, build_dir=args.build_dir, log=console.print)
+    else:  # what the cache holds, from the current library sources or earlier ones (said per point)
+        results = {p: t for p in calibrate.validation_points() if (t := cache.get(p)) is not None}
+    validation = calibrate.validation_table(results, cache) if results else None
+    if validation is not None:
         console.print("\n[bold]closed forms against simulation[/bold] (simulated)")
         console.print(validation.to_string(index=False, float_format="%.4g"), markup=False, highlight=False)
     if args.write:
@@ -432,10 +434,12 @@ def parser() -> argparse.ArgumentParser:
     ca = with_build(sub.add_parser(
         "calibrate", help="hold the modelled machines against the seeds' measurements (data/published/seeds.csv)",
         description="Fits each calibrated platform's mechanism on the seeds' fit set, prints the model against "
-                    "the published fit and check sets (closed forms at the seeds' P), and with --validate "
-                    "holds the closed forms against simulation at the P where both run."), simgrid_build)
+                    "the published fit and check sets (closed forms at the seeds' P), and holds the closed forms "
+                    "against simulation at the P where both run (the cached simulations; --validate simulates "
+                    "again what is missing or was simulated with earlier library sources)."), simgrid_build)
     ca.add_argument("--validate", action="store_true",
-                    help="simulate the validation points the cache (docs/calibration/simulated.csv) lacks")
+                    help="simulate the validation points the cache (docs/calibration/simulated.csv) lacks or holds "
+                         "from earlier library sources")
     ca.add_argument("--write", action="store_true",
                     help="write the calibrated platforms (sim/platforms/calibrated/) and docs/CALIBRATION.md")
     with_cluster(ca)

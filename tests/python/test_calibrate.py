@@ -145,3 +145,22 @@ def test_here_from_another_machines_probe_and_measurements(tmp_path):
     table = pd.read_csv(tmp_path / "there-prediction.csv")
     assert sorted(table["P"]) == [2, 8] and not table["oversubscribed"].any()
     assert (table["predicted_us"] > 0).all()
+
+
+def test_a_time_simulated_with_earlier_sources_is_used_and_labelled_but_not_current(tmp_path):
+    cache = calibrate.SimCache(tmp_path / "simulated.csv")
+    point = calibrate.SimPoint("polaris-calibrated", 256, 32, 16, "tuna:radix=2")
+    cache.put(point, 1e-4)
+    assert cache.get(point) == 1e-4 and cache.current(point)
+    frame = cache.frame.assign(sources="an-older-one")  # as if simulated before a change to src/
+    frame.to_csv(tmp_path / "simulated.csv", index=False)
+    older = calibrate.SimCache(tmp_path / "simulated.csv")
+    assert older.get(point) == 1e-4 and not older.current(point)
+    assert older.points("polaris-calibrated") == [point]
+    # A point simulated again is appended; the last row wins.
+    older.put(point, 2e-4)
+    again = calibrate.SimCache(tmp_path / "simulated.csv")
+    assert again.get(point) == 2e-4 and again.current(point)
+    # Another machine model (platform or patches) is another point altogether.
+    assert calibrate.SimCache(tmp_path / "simulated.csv").get(
+        calibrate.SimPoint("fugaku-calibrated", 256, 32, 16, "tuna:radix=2")) is None

@@ -175,11 +175,13 @@ class Model:
         """TuNA with its ideal radix in closed form: (seconds, radix)."""
         return min((tuna_time(self.mech, nprocs, self.ppn, size, r), r) for r in IDEAL_RADICES if r < nprocs)
 
-    def tuna_simulated(self, nprocs: int, size: int) -> tuple[float, int] | None:
-        """The best simulated TuNA the cache holds at this P and size (seconds, radix), if any."""
+    def tuna_simulated(self, nprocs: int, size: int) -> tuple[float, int, bool] | None:
+        """The best simulated TuNA the cache holds at this P and size (seconds, radix, whether
+        simulated with the current library sources), if any."""
         if self.cache is None:
             return None
-        found = [(self.cache.get(p), int(p.spec.split("=")[1])) for p in self.cache.points(self.platform.name)
+        found = [(self.cache.get(p), int(p.spec.split("=")[1]), self.cache.current(p))
+                 for p in self.cache.points(self.platform.name)
                  if p.nprocs == nprocs and p.ppn == self.ppn and p.size == size and p.spec.startswith("tuna:radix=")]
         return min(found) if found else None
 
@@ -227,8 +229,11 @@ def evaluate(row, model: Model) -> tuple[float, str]:
     if row["algorithms"] == "vendor":
         return model.vendor(nprocs, size) / _seconds_of(row) * float(row["value"]), "closed form"
     simulated = model.tuna_simulated(nprocs, size)
-    tuna, radix = simulated or model.tuna(nprocs, size)
-    how = f"TuNA simulated (best of the radices simulated: r = {radix})" if simulated else f"closed form, r = {radix}"
+    tuna, radix = simulated[:2] if simulated else model.tuna(nprocs, size)
+    how = f"closed form, r = {radix}"
+    if simulated:
+        how = f"TuNA simulated (best of the radices simulated: r = {radix}" + \
+              ("" if simulated[2] else "; earlier library sources") + ")"
     if row["algorithms"] == "tuna":
         return tuna / _seconds_of(row) * float(row["value"]), how
     return model.vendor(nprocs, size) / tuna, how + "; vendor closed form"
@@ -290,13 +295,17 @@ def calibration_table(table: pd.DataFrame | None = None) -> tuple[pd.DataFrame, 
     return pd.DataFrame(held), pd.DataFrame(left)
 
 
-def validation_table(results: dict[SimPoint, float]) -> pd.DataFrame:
+def validation_table(results: dict[SimPoint, float], cache: SimCache | None = None) -> pd.DataFrame:
+    """The closed forms against the simulated times; with `cache`, which library sources each was
+    simulated with (current or earlier)."""
     rows = []
     for point, simulated in results.items():
         closed = closed_form(point)
         rows.append({"platform": point.platform, "P": point.nprocs, "S": units.text(point.size),
                      "spec": point.spec, "simulated_us": simulated * 1e6, "closed_form_us": closed * 1e6,
                      "closed / simulated": closed / simulated})
+        if cache is not None:
+            rows[-1]["sources"] = "current" if cache.current(point) else "earlier"
     return pd.DataFrame(rows).sort_values(["platform", "spec", "S", "P"], key=_natural).reset_index(drop=True)
 
 

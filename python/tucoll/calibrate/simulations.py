@@ -29,21 +29,27 @@ class SimPoint:
 
 
 def model_fingerprint(platform: sim.Platform) -> str:
-    """What a simulated time depends on: the platform file's content (not its comments), the
-    SimGrid patches and the library's sources; a result cached under another fingerprint is
-    simulated again."""
+    """The simulated machine: the platform file's content (not its comments) and the SimGrid
+    patches."""
     digest = hashlib.sha256(ET.canonicalize(from_file=str(platform.file), with_comments=False,
                                             strip_text=True).encode())
     digest.update(repr(platform.copy_bandwidth).encode())
-    for path in sorted((REPO_ROOT / "sim" / "simgrid-patches").glob("*.patch")) + _library_sources():
-        digest.update(path.relative_to(REPO_ROOT).as_posix().encode())
-        digest.update(path.read_bytes())
+    _digest_files(digest, sorted((REPO_ROOT / "sim" / "simgrid-patches").glob("*.patch")))
     return digest.hexdigest()[:12]
 
 
 @functools.lru_cache(maxsize=1)
-def _library_sources() -> list[Path]:
-    return sorted(p for d in ("src", "include") for p in (REPO_ROOT / d).rglob("*") if p.is_file())
+def sources_fingerprint() -> str:
+    """The library's sources, which the simulated algorithms are compiled from."""
+    digest = hashlib.sha256()
+    _digest_files(digest, sorted(p for d in ("src", "include") for p in (REPO_ROOT / d).rglob("*") if p.is_file()))
+    return digest.hexdigest()[:12]
+
+
+def _digest_files(digest, paths: list[Path]) -> None:
+    for path in paths:
+        digest.update(path.relative_to(REPO_ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
 
 
 def simulate_point(point: SimPoint, build_dir: str | None = None) -> float:
@@ -56,15 +62,20 @@ def simulate_point(point: SimPoint, build_dir: str | None = None) -> float:
 
 
 class SimCache:
-    """Simulated times kept in a CSV with the model's fingerprint, so that a report reruns only what
-    the model's change made stale."""
-    COLUMNS = ["platform", "model", "nprocs", "ppn", "size", "spec", "seconds"]
+    """Simulated times kept in a CSV under the simulated machine's fingerprint (platform and
+    patches) and the library sources' they were simulated with. A report uses a time simulated
+    with earlier sources and says so (`current`: any change to src/ would otherwise throw away
+    hours of simulation that it rarely moves); `--validate` simulates those again."""
+    COLUMNS = ["platform", "model", "sources", "nprocs", "ppn", "size", "spec", "seconds"]
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.frame = (pd.read_csv(self.path, dtype={"spec": str, "model": str, "platform": str})
+        self.frame = (pd.read_csv(self.path, dtype={"spec": str, "model": str, "platform": str, "sources": str})
                       if self.path.is_file() else pd.DataFrame(columns=self.COLUMNS))
-        self.times = {(r.platform, r.model, int(r.nprocs), int(r.ppn), int(r.size), r.spec): float(r.seconds)
+        if "sources" not in self.frame.columns:  # a cache from before the sources were kept apart: never current
+            self.frame.insert(2, "sources", "")
+        # The last row of a point wins: a point simulated again is appended.
+        self.times = {(r.platform, r.model, int(r.nprocs), int(r.ppn), int(r.size), r.spec): (float(r.seconds), r.sources)
                       for r in self.frame.itertuples()}
         self.fingerprints: dict[str, str] = {}
 
@@ -73,31 +84,41 @@ class SimCache:
             self.fingerprints[platform] = model_fingerprint(sim.Platform.load(platform))
         return self.fingerprints[platform]
 
+    def _key(self, point: SimPoint) -> tuple:
+        return point.platform, self.model(point.platform), point.nprocs, point.ppn, point.size, point.spec
+
     def get(self, point: SimPoint) -> float | None:
-        return self.times.get((point.platform, self.model(point.platform), point.nprocs, point.ppn, point.size,
-                               point.spec))
+        """The time simulated on this machine model, with the current sources or earlier ones."""
+        found = self.times.get(self._key(point))
+        return found[0] if found else None
+
+    def current(self, point: SimPoint) -> bool:
+        """Whether `point` was simulated with the library's current sources."""
+        found = self.times.get(self._key(point))
+        return found is not None and found[1] == sources_fingerprint()
 
     def points(self, platform: str) -> list[SimPoint]:
-        """The current points cached for `platform`."""
+        """The points cached for `platform` on its current model."""
         model = self.model(platform)
         return [SimPoint(p, n, ppn, size, spec) for (p, m, n, ppn, size, spec) in self.times
                 if p == platform and m == model]
 
     def put(self, point: SimPoint, seconds: float) -> None:
-        key = (point.platform, self.model(point.platform), point.nprocs, point.ppn, point.size, point.spec)
-        self.times[key] = seconds
-        self.frame = pd.concat([self.frame, pd.DataFrame([dict(zip(self.COLUMNS, (*key, seconds)))])],
-                               ignore_index=True)
+        key = self._key(point)
+        self.times[key] = (seconds, sources_fingerprint())
+        row = dict(zip(self.COLUMNS, (*key[:2], sources_fingerprint(), *key[2:], seconds)))
+        self.frame = pd.concat([self.frame, pd.DataFrame([row])], ignore_index=True)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.frame.to_csv(self.path, index=False)
 
 
 def run_points(points: list[SimPoint], cache: SimCache, scheduler: str | None = None, workers: int | None = None,
                build_dir: str | None = None, log=print) -> dict[SimPoint, float]:
-    """Simulates the points `cache` lacks, in parallel on a Dask cluster (tucoll.cluster)."""
+    """Simulates the points `cache` lacks or holds from earlier library sources, in parallel on a
+    Dask cluster (tucoll.cluster)."""
     from tucoll import cluster  # Dask, only where it is used
 
-    results = {p: t for p in points if (t := cache.get(p)) is not None}
+    results = {p: cache.get(p) for p in points if cache.current(p)}
     pending = [p for p in dict.fromkeys(points) if p not in results]
     # The slowest first (most ranks), so that the cluster does not end waiting on one of them.
     pending.sort(key=lambda p: (-p.nprocs * (p.nprocs if p.spec == "vendor" else 1), p.size))
