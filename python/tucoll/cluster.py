@@ -26,6 +26,9 @@ class EndSimulations(WorkerPlugin):
     """A worker's simulations end with it."""
 
     name = "tucoll-end-simulations"
+    # Registered once: registering it again (another client of the same scheduler) would tear it
+    # down first on every worker, and its teardown ends the simulations they are running.
+    idempotent = True
 
     def setup(self, worker) -> None:
         if threading.current_thread() is not threading.main_thread():

@@ -22,6 +22,18 @@ def tucoll(*args, env=None, timeout=600):
                           env=env, timeout=timeout)
 
 
+def simulators_of(marker: str) -> list[int]:
+    """The simulators (smpimain) whose environment holds `marker`."""
+    found = []
+    for pid in processes_with(marker):
+        try:
+            if b"smpimain" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:
+            pass  # ended meanwhile
+    return found
+
+
 def test_a_simulated_sweep_runs_on_the_schedulers_workers(tmp_path, dask_scheduler):
     from dask.distributed import Client
 
@@ -57,14 +69,7 @@ def test_a_signal_that_ends_a_sweep_ends_its_workers_simulations(tmp_path, signu
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def simulators() -> list[int]:
-        found = []
-        for pid in processes_with(marker):
-            try:
-                if b"smpimain" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                    found.append(pid)
-            except OSError:
-                pass  # ended meanwhile
-        return found
+        return simulators_of(marker)
 
     deadline = time.time() + 90
     while not simulators() and time.time() < deadline:
@@ -76,3 +81,45 @@ def test_a_signal_that_ends_a_sweep_ends_its_workers_simulations(tmp_path, signu
     while processes_with(marker) and time.time() < deadline:
         time.sleep(0.2)
     assert processes_with(marker) == [], "a worker or its simulator outlived the tool"
+
+
+def simulators_running(*words: bytes) -> list[int]:
+    """The simulators (smpimain) whose command line holds every one of `words`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes() if proc.name.isdigit() else b""
+        except OSError:
+            continue
+        if b"smpimain" in cmdline and all(w in cmdline for w in words):
+            found.append(int(proc.name))
+    return found
+
+
+def test_a_second_client_does_not_end_the_first_ones_simulations(tmp_path, dask_scheduler):
+    # Registering the worker plugin again from another client must not tear it down on the
+    # workers: its teardown ends the simulations they run (a sweep started beside another one).
+    # The simulation runs on the scheduler's worker, so it is known by its arguments (a size no
+    # other test simulates).
+    from tucoll import cluster
+
+    words = (b"smpi/np:512", b"--sizes\x003000\x00")
+    first = subprocess.Popen([sys.executable, "-m", "tucoll", "sweep", str(tmp_path / "first.csv"), "--platform",
+                              "polaris-like", "--np", "512", "--dist", "uniform", "--sizes", "3000", "--alg", "vendor",
+                              "--build-dir", str(SIM_BUILD), "--scheduler", dask_scheduler],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 90
+        while not simulators_running(*words) and time.time() < deadline:
+            time.sleep(0.2)
+        running = simulators_running(*words)
+        assert running, "the simulation did not start"
+        with cluster.client(dask_scheduler):
+            pass
+        time.sleep(1)
+        assert simulators_running(*words) == running, "another client's registration ended the simulation"
+    finally:
+        first.terminate()
+        first.wait(timeout=60)
+        for pid in simulators_running(*words):  # the worker would run it to its end for no one
+            os.kill(pid, 9)
