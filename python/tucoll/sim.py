@@ -29,7 +29,17 @@ MAX_CONCURRENT_FLOWS = 300_000
 
 
 class SimError(RuntimeError):
-    pass
+    def __init__(self, message: str, returncode: int | None = None):
+        super().__init__(message)
+        self.returncode = returncode  # the simulator's, where it ran; negative: ended by a signal
+
+    def __reduce__(self):  # raised on a Dask worker, re-raised in the caller
+        return SimError, (str(self), self.returncode)
+
+    @property
+    def killed(self) -> bool:
+        """Ended by a signal from outside (a cancelled job, the OOM killer): not the spec's doing."""
+        return self.returncode is not None and self.returncode < 0
 
 
 # The process groups of the simulations this process is running (a Dask worker runs them from
@@ -420,7 +430,8 @@ def run_simulation(build: Build, run: SimRun, timeout: float | None = None) -> s
                 _running.discard(child.pid)
         proc = subprocess.CompletedProcess(cmd, child.returncode, out, err)
     if proc.returncode not in (0, 1):
-        raise SimError(f"simulation failed ({proc.returncode}): {shlex.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
+        raise SimError(f"simulation failed ({proc.returncode}): {shlex.join(cmd)}\n{proc.stdout}\n{proc.stderr}",
+                       proc.returncode)
     return proc
 
 

@@ -170,7 +170,8 @@ class Job:
 
 @dataclass
 class Outcome:
-    """What one run of (part of) a job gave: the bench's rows, or why it failed."""
+    """What one run of (part of) a job gave: the bench's rows, why it failed, or neither (a run
+    ended from outside, which leaves nothing to store)."""
     job: Job
     rows: pd.DataFrame | None
     wall: float
@@ -190,6 +191,8 @@ def run_job(job: Job, target: Target) -> list[Outcome]:
         return [Outcome(job, None, time.monotonic() - started, why, f"{job.label()}: gave up after "
                         f"{target.timeout:.0f} s; recorded as failed")]
     except (sim.SimError, BenchError) as err:
+        if isinstance(err, sim.SimError) and err.killed:
+            raise  # killed from outside: splitting would run it all again; the next sweep retries it
         if len(job.specs) > 1:
             half = len(job.specs) // 2
             return (run_job(Job(job.nprocs, job.dist, job.sizes, job.specs[:half]), target) +
@@ -258,6 +261,8 @@ class Sweep:
     def record(self, outcome: Outcome) -> int:
         """Stores the rows of one outcome (or, for a failed one, a row per cell with the reason)."""
         job, rows = outcome.job, outcome.rows
+        if rows is None and not outcome.failed:
+            return 0  # nothing measured, nothing to keep (Sweep.outcomes)
         if outcome.failed:
             rows = pd.DataFrame([{"collective": "alltoallv", "algorithm": s.split(":")[0],
                                   "params": s.partition(":")[2], "nprocs": job.nprocs, "dist": job.dist, "size": size}
@@ -288,8 +293,12 @@ class Sweep:
             return
         for job, outcomes, error in cluster.run_unordered(run_job, jobs, self.target, scheduler=self.target.scheduler,
                                                            workers=self.target.workers):
-            if error:
+            if error and not (isinstance(error, sim.SimError) and error.killed) and \
+                    type(error).__name__ != "KilledWorker":
                 raise error
+            if error:  # a simulation or its worker ended from outside: stored as nothing, retried next time
+                outcomes = [Outcome(job, None, 0.0, note=f"{job.label()}: not stored ({str(error).splitlines()[0][:160]}); "
+                                                         "the next sweep runs it again")]
             yield job, outcomes
 
 

@@ -123,3 +123,36 @@ def test_a_second_client_does_not_end_the_first_ones_simulations(tmp_path, dask_
         first.wait(timeout=60)
         for pid in simulators_running(*words):  # the worker would run it to its end for no one
             os.kill(pid, 9)
+
+
+def test_a_simulation_killed_from_outside_is_neither_split_nor_stored(tmp_path, monkeypatch):
+    import pickle
+
+    from tucoll import cluster, sim, sweep
+
+    class Target:
+        timeout, platform, scheduler, workers = None, "a platform", None, 1
+
+        def __init__(self, returncode):
+            self.returncode, self.calls = returncode, []
+
+        def run(self, nprocs, dist, sizes, specs):
+            self.calls.append(list(specs))
+            raise sim.SimError("simulation failed", self.returncode)
+
+    job = sweep.Job(64, "uniform", (16,), ("a", "b", "c", "d"))
+    killed = Target(-9)
+    with pytest.raises(sim.SimError):
+        sweep.run_job(job, killed)
+    assert killed.calls == [["a", "b", "c", "d"]]  # not run again in halves
+    crashed = Target(134)  # the simulator's own failure: split down to the failing specs, as before
+    assert [o.failed for o in sweep.run_job(job, crashed)] == ["simulation failed"] * 4
+    assert len(crashed.calls) == 7
+    # Raised on a Dask worker, it arrives with its return code.
+    assert pickle.loads(pickle.dumps(sim.SimError("x", -9))).killed
+    # The sweep notes it, stores nothing for that job and goes on with the others.
+    monkeypatch.setattr(cluster, "run_unordered", lambda *a, **k: iter([(job, None, sim.SimError("ended", -15))]))
+    run = sweep.Sweep(tmp_path / "d.csv", killed, [64], ["uniform"], [16])
+    [(_, outcomes)] = list(run.outcomes([job]))
+    assert "not stored" in outcomes[0].note and run.record(outcomes[0]) == 0
+    assert not (tmp_path / "d.csv").exists()
