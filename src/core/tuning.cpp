@@ -81,9 +81,14 @@ namespace {
 
 constexpr size_t kMaxFeatures = 2;
 
-// Parses a rule list splitting feature `depth` (of `features` in all); "" or what is wrong.
+// Whether an entry is for exactly this shape (a table holds at most one).
+auto shape_is(int nprocs, int ppn) {
+    return [=](const TuningTable::Entry &e) { return e.nprocs == nprocs && e.ppn == ppn; };
+}
+
 using Json = nlohmann::ordered_json;  // keeps the order a table was written in
 
+// Parses a rule list splitting feature `depth` (of `features` in all); "" or what is wrong.
 std::string parse_rules(const Json &rules, size_t depth, size_t features, std::vector<TuningTable::Rule> *out) {
     if (!rules.is_array() || rules.empty()) return "needs a non-empty \"rules\" array";
     double previous = -std::numeric_limits<double>::infinity();
@@ -178,8 +183,8 @@ int TuningTable::parse_document(const std::string &text, const std::string &orig
         entry.nprocs = e["nprocs"].get<int>();
         entry.ppn = e["ppn"].get<int>();
         if (entry.nprocs < 1 || entry.ppn < 1) return bad(where + ": nprocs and ppn must be positive");
-        for (const Entry &other : table->entries_) {
-            if (other.nprocs == entry.nprocs && other.ppn == entry.ppn) return bad(where + " repeats a shape");
+        if (std::any_of(table->entries_.begin(), table->entries_.end(), shape_is(entry.nprocs, entry.ppn))) {
+            return bad(where + " repeats a shape");
         }
         entry.source = e.value("source", "");
         if (e.contains("classes")) {
@@ -301,9 +306,7 @@ int TuningTable::merge(const TuningTable &online, const std::string &origin, int
         return fail(MPI_ERR_ARG, origin + ": the table is not keyed by max_block; online choices cannot join it");
     }
     for (const Entry &e : online.entries_) {
-        const bool swept = std::any_of(entries_.begin(), entries_.end(),
-                                       [&](const Entry &x) { return x.nprocs == e.nprocs && x.ppn == e.ppn; });
-        if (swept) continue;
+        if (std::any_of(entries_.begin(), entries_.end(), shape_is(e.nprocs, e.ppn))) continue;  // swept: it wins
         Entry entry{e.nprocs, e.ppn, "online (" + origin + ")", e.rules, {}};
         if (features_.size() == 2 && max_at == features_.begin()) {  // max_block, then another: any value of it
             for (Rule &r : entry.rules) r = Rule{r.below, "", {Rule{std::numeric_limits<double>::infinity(), r.spec, {}}}};
@@ -322,8 +325,7 @@ int TuningTable::record_choice(int nprocs, int ppn, int size_class, const std::s
     if (features_ != std::vector<TuningFeature>{TuningFeature::kMaxBlock}) {
         return fail(MPI_ERR_ARG, "is not an online tuning table (features [\"max_block\"])");
     }
-    auto it = std::find_if(entries_.begin(), entries_.end(),
-                           [&](const Entry &e) { return e.nprocs == nprocs && e.ppn == ppn; });
+    auto it = std::find_if(entries_.begin(), entries_.end(), shape_is(nprocs, ppn));
     if (it == entries_.end()) {
         entries_.push_back(Entry{nprocs, ppn, "online", {}, {}});
         it = std::prev(entries_.end());
@@ -335,27 +337,13 @@ int TuningTable::record_choice(int nprocs, int ppn, int size_class, const std::s
     return MPI_SUCCESS;
 }
 
-namespace {
-
-// Whether every leaf of `rules` names *spec (set to the first leaf met when null).
-bool all_leaves_name(const std::vector<TuningTable::Rule> &rules, const std::string *&spec) {
-    for (const TuningTable::Rule &r : rules) {
-        if (!r.rules.empty()) {
-            if (!all_leaves_name(r.rules, spec)) return false;
-        } else if (spec == nullptr) {
-            spec = &r.spec;
-        } else if (*spec != r.spec) {
-            return false;
-        }
-    }
-    return true;
-}
-
-}  // namespace
-
 const std::string *TuningTable::only_spec(const Entry &entry) {
     const std::string *spec = nullptr;
-    return all_leaves_name(entry.rules, spec) ? spec : nullptr;
+    const int several = each_leaf(entry.rules, [&](const std::string &leaf) {
+        if (spec == nullptr) spec = &leaf;
+        return *spec == leaf ? 0 : 1;
+    });
+    return several ? nullptr : spec;
 }
 
 double TuningTable::distance(const Entry &entry, int nprocs, int ppn) {
