@@ -141,12 +141,9 @@ def simulate_case(case: Case, build: Build, done: set[tuple], timeout: float | N
 SWEEP_ONLY = ["source", "simulated", "dist", "wall_s", "failed"]
 
 
-def reuse_sweep_rows(case: Case, done: set[tuple]) -> int:
-    """Stores the rows of `case.reuse` (a sweep dataset) for the case's pending untagged specs;
-    returns how many. The sweep ran the same bench arguments (shared buffers, one timed call)."""
-    from tucoll import sweep
-
-    data = store.load(REPO_ROOT / case.reuse, sweep.KEY)
+def reuse_sweep_rows(case: Case, data: pd.DataFrame, done: set[tuple]) -> int:
+    """Stores the rows of `data` (case.reuse's sweep dataset) for the case's pending untagged
+    specs; returns how many. The sweep ran the same bench arguments (shared buffers, one timed call)."""
     dist = case.workload[case.workload.index("--dist") + 1]
     ppn = case.resolved_ppn()
     same = data[(data["source"] == case.platform) & (data["nprocs"].astype(str) == str(case.nprocs)) &
@@ -198,10 +195,11 @@ def run_figure(build: Build, figure: Figure, timeout: float | None, progress, np
     stale = sim.stale_table(build)
     if stale and any(c.tag and c.tag.startswith("table ") for c in cases):
         raise sim.SimError(f"{figure.name} labels auto's rows with tuning/default.json, but {stale}")
-    from tucoll import cluster  # Dask, only where it is used
+    from tucoll import cluster, sweep  # Dask, only where it is used
 
     done = done_keys(load_store())
-    reused = sum(reuse_sweep_rows(c, done) for c in cases if c.reuse)
+    sweeps = {path: store.load(REPO_ROOT / path, sweep.KEY) for path in {c.reuse for c in cases if c.reuse}}
+    reused = sum(reuse_sweep_rows(c, sweeps[c.reuse], done) for c in cases if c.reuse)
     if reused:
         progress(f"[{figure.name}] {reused} rows taken from the sweeps' datasets")
         done = done_keys(load_store())
@@ -531,16 +529,7 @@ def table_specs(nprocs: int, ppn: int) -> list[str]:
     from tucoll import tuning
 
     table = json.loads((REPO_ROOT / "tuning" / "default.json").read_text())
-    specs: list[str] = []
-
-    def walk(rules: list[dict]) -> None:
-        for rule in rules:
-            if rule.get("spec"):
-                specs.append(rule["spec"])
-            walk(rule.get("rules") or [])
-
-    walk(tuning.nearest_entry(table, nprocs, ppn)["rules"])
-    return list(dict.fromkeys(specs))
+    return tuning.entry_specs(tuning.nearest_entry(table, nprocs, ppn))
 
 
 def auto_candidates(nprocs: int, ppn: int) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import product
@@ -511,15 +512,22 @@ def build_table(fits: dict[str, FitResult], features: list[str], fallback: str =
 Table = dict | native.TuningTable  # a table built here, or one the library holds
 
 
+@contextmanager
+def library_errors():
+    """The library's refusal of a table (native.SpecError) as a TuningError."""
+    try:
+        yield
+    except native.SpecError as err:
+        raise TuningError(str(err)) from None
+
+
 def held(table: Table, origin: str = "(table)", build_dir=None) -> native.TuningTable:
     """`table` held by the library, which owns the format (core/tuning.h): tables built here as
     dicts are read by the code `auto` runs, so that a lookup here is the lookup there."""
     if isinstance(table, native.TuningTable):
         return table
-    try:
+    with library_errors():
         return native.library(build_dir).tuning_table(json.dumps(table), origin)
-    except native.SpecError as err:
-        raise TuningError(str(err)) from None
 
 
 def merge_online(table: dict, online: dict, origin: str = "online") -> int:
@@ -528,10 +536,8 @@ def merge_online(table: dict, online: dict, origin: str = "online") -> int:
     Their max_block rules are nested under the table's other feature where it has two. Returns how
     many entries were added."""
     merged = held(table)
-    try:
+    with library_errors():
         added = merged.merge(held(online, origin), origin)
-    except native.SpecError as err:
-        raise TuningError(str(err)) from None
     table.clear()
     table.update(merged.as_dict())
     return added
@@ -545,20 +551,30 @@ def nearest_entry(table: Table, nprocs: int, ppn: int) -> dict:
     return entry
 
 
+def entry_specs(entry: dict) -> list[str]:
+    """The specs an entry's rules name, in the order they name them."""
+    specs: list[str] = []
+
+    def walk(rules: list[dict]) -> None:
+        for rule in rules:
+            if "spec" in rule:
+                specs.append(rule["spec"])
+            else:
+                walk(rule["rules"])
+
+    walk(entry["rules"])
+    return list(dict.fromkeys(specs))
+
+
 def reduces(table: Table, nprocs: int, ppn: int) -> bool:
     """Whether auto reduces the features for (P, Q): not where the entry names one spec."""
-    def specs(rule: dict) -> set[str]:
-        return {rule["spec"]} if "spec" in rule else set().union(*(specs(r) for r in rule["rules"]))
-    rules = nearest_entry(table, nprocs, ppn)["rules"]
-    return len(set().union(*(specs(r) for r in rules))) > 1
+    return len(entry_specs(nearest_entry(table, nprocs, ppn))) > 1
 
 
 def lookup(table: Table, nprocs: int, ppn: int, values: list[float]) -> str:
     """The spec the library's auto picks at (P, Q) for the feature values."""
-    try:
+    with library_errors():
         return held(table).lookup(nprocs, ppn, values)
-    except native.SpecError as err:
-        raise TuningError(str(err)) from None
 
 
 def table_regret(table: Table, data: pd.DataFrame, sharing: ReductionSharing | None = None) -> np.ndarray:
@@ -586,9 +602,7 @@ def write_table(table: Table, path: Path) -> None:
     """Writes `table` after the library has checked it: the format, and every spec against the
     registry at its entry's shape."""
     table = held(table, str(path))
-    try:
+    with library_errors():
         table.check()
-    except native.SpecError as err:
-        raise TuningError(str(err)) from None
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(table.json())

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from test_sim import processes_with
+from test_sim import assert_a_signal_ends_all, processes_with
 
 SIM_BUILD = Path(os.environ.get("TUCOLL_SIM_BUILD_DIR", Path(__file__).resolve().parents[2] / "build-sim"))
 pytestmark = pytest.mark.skipif(not (SIM_BUILD / "build-info.json").is_file(), reason="no SimGrid build (make sim-build)")
@@ -20,18 +20,6 @@ pytestmark = pytest.mark.skipif(not (SIM_BUILD / "build-info.json").is_file(), r
 def tucoll(*args, env=None, timeout=600):
     return subprocess.run([sys.executable, "-m", "tucoll", *map(str, args)], capture_output=True, text=True,
                           env=env, timeout=timeout)
-
-
-def simulators_of(marker: str) -> list[int]:
-    """The simulators (smpimain) whose environment holds `marker`."""
-    found = []
-    for pid in processes_with(marker):
-        try:
-            if b"smpimain" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(pid)
-        except OSError:
-            pass  # ended meanwhile
-    return found
 
 
 def test_a_simulated_sweep_runs_on_the_schedulers_workers(tmp_path, dask_scheduler):
@@ -68,19 +56,11 @@ def test_a_signal_that_ends_a_sweep_ends_its_workers_simulations(tmp_path, signu
                              "--build-dir", str(SIM_BUILD), "--workers", "1"],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
-    def simulators() -> list[int]:
-        return simulators_of(marker)
-
-    deadline = time.time() + 90
-    while not simulators() and time.time() < deadline:
-        time.sleep(0.2)
-    assert simulators(), "the simulation did not start"
-    tool.send_signal(signum)
-    assert tool.wait(timeout=60) == 128 + signum
-    deadline = time.time() + 30
-    while processes_with(marker) and time.time() < deadline:
-        time.sleep(0.2)
-    assert processes_with(marker) == [], "a worker or its simulator outlived the tool"
+    # Started once a simulator of the tool's is running (the tool, its Dask worker and smpirun
+    # come first).
+    assert_a_signal_ends_all(tool, signum, marker, lambda: set(simulators_running()) & set(processes_with(marker)),
+                             "a worker or its simulator outlived the tool", start_within=90, exit_within=60,
+                             end_within=30)
 
 
 def simulators_running(*words: bytes) -> list[int]:

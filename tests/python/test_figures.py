@@ -62,8 +62,10 @@ def test_a_case_already_in_the_store_is_not_simulated_again(store):
     assert [k[7] for k in pending] == ["tuna:radix=4"]
 
 
-def test_a_sweeps_rows_of_the_same_run_stand_for_the_untagged_specs(store, tmp_path, monkeypatch):
-    monkeypatch.setattr(figures, "REPO_ROOT", tmp_path)
+def test_a_sweeps_rows_of_the_same_run_stand_for_the_untagged_specs(store, tmp_path):
+    from tucoll import store as store_module
+    from tucoll import sweep
+
     rows = [{"source": "polaris-like", "simulated": 1, "requested": spec, "collective": "alltoallv",
              "algorithm": spec.split(":")[0], "nprocs": 64, "ppn": 32, "mapping": "sequential", "dist": dist,
              "requested_size": 16, "size": 16, "median_us": us, "wall_s": 9.5, "failed": failed}
@@ -73,13 +75,14 @@ def test_a_sweeps_rows_of_the_same_run_stand_for_the_untagged_specs(store, tmp_p
     pd.DataFrame(rows).to_csv(tmp_path / "sweep.csv", index=False)
     case = figures.Case("polaris-like", 64, "alltoallv", ("auto", "vendor", "tuna:radix=2", "tuna:radix=4"),
                         tag="table x", tagged=("auto",), reuse="sweep.csv")
-    assert figures.reuse_sweep_rows(case, set()) == 2  # not auto (tagged), not the failed cell, not powerlaw
+    data = store_module.load(tmp_path / "sweep.csv", sweep.KEY)
+    assert figures.reuse_sweep_rows(case, data, set()) == 2  # not auto (tagged), not the failed cell, not powerlaw
     stored = figures.load_store()
     done = figures.done_keys(stored)
     assert {k[7] for k in case.keys() if k in done} == {"vendor", "tuna:radix=2"}
     assert set(stored["workload"]) == {"dist=uniform"} and set(stored["median_us"]) == {50.0, 20.0}
     assert "source" not in stored.columns and set(stored["sim_wall_s"]) == {9.5}
-    assert figures.reuse_sweep_rows(case, done) == 0
+    assert figures.reuse_sweep_rows(case, data, done) == 0
 
 
 def test_radix_trend_plot_from_stored_rows(store):

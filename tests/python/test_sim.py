@@ -340,9 +340,26 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
+def assert_a_signal_ends_all(tool: subprocess.Popen, signum: int, marker: str, started, what: str,
+                             start_within: float = 60, exit_within: float = 30, end_within: float = 10) -> None:
+    """Once `started()` holds, `signum` to `tool` must end it as the signal would (128 + signum)
+    and end every process holding `marker` in its environment (all it started), or `what` fails."""
+    import time
+
+    deadline = time.time() + start_within
+    while not started() and time.time() < deadline:
+        time.sleep(0.2)
+    assert started(), "the simulation did not start"
+    tool.send_signal(signum)
+    assert tool.wait(timeout=exit_within) == 128 + signum
+    deadline = time.time() + end_within
+    while processes_with(marker) and time.time() < deadline:
+        time.sleep(0.2)
+    assert processes_with(marker) == [], what
+
+
 @pytest.mark.parametrize("signum", [15, 1])  # SIGTERM (timeout, a batch system's cancel), SIGHUP
 def test_a_signal_that_ends_the_tool_ends_its_simulation(signum):
-    import time
     import uuid
 
     marker = f"TUCOLL_TEST_MARKER={uuid.uuid4()}"
@@ -350,13 +367,5 @@ def test_a_signal_that_ends_the_tool_ends_its_simulation(signum):
     tool = subprocess.Popen([sys.executable, "-m", "tucoll", "sim", "--build-dir", str(SIM_BUILD), "--platform",
                              "polaris-like", "--np", "512", "--", "alltoallv", "--alg", "vendor", "--dist", "uniform",
                              "--size", "4K"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
-    while len(processes_with(marker)) < 2 and time.time() < deadline:  # the tool and its simulator
-        time.sleep(0.2)
-    assert len(processes_with(marker)) >= 2, "the simulation did not start"
-    tool.send_signal(signum)
-    assert tool.wait(timeout=30) == 128 + signum
-    deadline = time.time() + 10
-    while processes_with(marker) and time.time() < deadline:
-        time.sleep(0.2)
-    assert processes_with(marker) == [], "the simulator outlived the tool"
+    assert_a_signal_ends_all(tool, signum, marker, lambda: len(processes_with(marker)) >= 2,  # tool and simulator
+                             "the simulator outlived the tool")

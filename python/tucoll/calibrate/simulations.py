@@ -63,7 +63,7 @@ def simulate_point(point: SimPoint, build_dir: str | None = None) -> float:
 
 class SimCache:
     """Simulated times kept in a CSV under the simulated machine's fingerprint (platform and
-    patches) and the library sources' they were simulated with. A report uses a time simulated
+    patches) and the library sources they were simulated with. A report uses a time simulated
     with earlier sources and says so (`current`: any change to src/ would otherwise throw away
     hours of simulation that it rarely moves); `--validate` simulates those again."""
     COLUMNS = ["platform", "model", "sources", "nprocs", "ppn", "size", "spec", "seconds"]
