@@ -73,8 +73,8 @@ int AlltoallvExchange::run(const std::string &spec) {
             if (rc != MPI_SUCCESS) return rc;
             plan = plans_.emplace(spec, request).first;
         }
-        const int rc = tucoll_start(plan->second);
-        return rc != MPI_SUCCESS ? rc : tucoll_wait(plan->second);
+        const int rc = tucoll_start(&plan->second);
+        return rc != MPI_SUCCESS ? rc : tucoll_wait(&plan->second);
     }
     return tucoll_alltoallv_with(spec.c_str(), device_.send(b.send), b.sendcounts.data(), b.sdispls.data(),
                                  types_.send, device_.recv(b.recv), b.recvcounts.data(), b.rdispls.data(), types_.recv, comm_);

@@ -49,22 +49,45 @@ TUCOLL_API int tucoll_alltoallv_with(const char *spec, const void *sendbuf, cons
                           const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                           MPI_Comm comm);
 
+/* Requests: nonblocking calls (tucoll_ialltoallv, tucoll_ialltoall, ...) and persistent plans
+   (tucoll_alltoallv_init), completed as MPI requests are. A nonblocking call returns once its
+   schedule has posted its first round; the exchange advances whenever tucoll runs on this rank
+   (tucoll_test, tucoll_wait, any other tucoll call, or while any tucoll operation waits).
+   tucoll_wait and a tucoll_test that finds it complete
+   free a nonblocking call's request (*request = TUCOLL_REQUEST_NULL) and leave a persistent one
+   inactive, ready to start again. As in MPI, collectives on a communicator are started in the
+   same order on every rank, and may be completed in any order; a blocking tucoll collective on
+   a communicator first completes the operations outstanding there. A null or inactive request
+   completes at once. */
+typedef struct tucoll_plan *tucoll_request_t;
+#define TUCOLL_REQUEST_NULL ((tucoll_request_t)0)
+TUCOLL_API int tucoll_start(tucoll_request_t *request);
+TUCOLL_API int tucoll_test(tucoll_request_t *request, int *flag);
+TUCOLL_API int tucoll_wait(tucoll_request_t *request);
+/* Frees an inactive persistent request (an active one is refused: wait for it first) and sets
+   *request = TUCOLL_REQUEST_NULL; free requests before their communicator. */
+TUCOLL_API int tucoll_request_free(tucoll_request_t *request);
+
+/* MPI_Ialltoallv: the arguments of tucoll_alltoallv, which must stay untouched until the
+   request completes. */
+TUCOLL_API int tucoll_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 tucoll_request_t *request);
+TUCOLL_API int tucoll_ialltoallv_with(const char *spec, const void *sendbuf, const int sendcounts[],
+                                      const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                      const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                                      MPI_Comm comm, tucoll_request_t *request);
+
 /* Persistent alltoallv (MPI-4 persistent-collective semantics, as MPI_Alltoallv_init): collective;
    the algorithm (auto's decision included), M for TuNA and the copies of the count and
    displacement arrays are made once, so that each start then communicates only the exchange
    itself. The buffers' contents may change between starts; the buffers, counts, displacements
    and datatypes are those given here. `info` is accepted for MPI's signature and ignored. A
    rejected argument on any rank fails the call on every rank (*request = TUCOLL_REQUEST_NULL).
-   tucoll_start is local: it marks the request active; tucoll_wait runs the exchange (collective)
-   and leaves the request inactive, ready to start again; requests on one communicator may be
-   waited for in any order (a wait, and any other tucoll collective on the communicator, first
-   runs those started before it); waiting on an inactive
-   request returns at once. tucoll_request_free frees an inactive request and sets it to
-   TUCOLL_REQUEST_NULL; free requests before their communicator. Derived datatypes are
-   duplicated, so the caller may free theirs after the init.
-   tucoll_get_stats reports each completed exchange ("persistent" in its path). */
-typedef struct tucoll_plan *tucoll_request_t;
-#define TUCOLL_REQUEST_NULL ((tucoll_request_t)0)
+   tucoll_start is local: it posts the schedule's first round. Derived datatypes are
+   duplicated, so the caller may free theirs after the init. tucoll_get_stats reports each
+   completed exchange ("persistent" in its path). */
 TUCOLL_API int tucoll_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
                                      MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
@@ -73,9 +96,6 @@ TUCOLL_API int tucoll_alltoallv_init_with(const char *spec, const void *sendbuf,
                                           const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                                           const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                                           MPI_Comm comm, MPI_Info info, tucoll_request_t *request);
-TUCOLL_API int tucoll_start(tucoll_request_t request);
-TUCOLL_API int tucoll_wait(tucoll_request_t request);
-TUCOLL_API int tucoll_request_free(tucoll_request_t *request);
 
 /* ---- All-to-all ------------------------------------------------------------------------------ */
 
@@ -87,6 +107,13 @@ TUCOLL_API int tucoll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype 
 /* As tucoll_alltoall with an explicit algorithm spec; every rank must pass the same spec. */
 TUCOLL_API int tucoll_alltoall_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
+/* MPI_Ialltoall (requests: see tucoll_ialltoallv). */
+TUCOLL_API int tucoll_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, tucoll_request_t *request);
+TUCOLL_API int tucoll_ialltoall_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                     tucoll_request_t *request);
 
 /* ---- Allgather -------------------------------------------------------------------------------- */
 
@@ -102,6 +129,19 @@ TUCOLL_API int tucoll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatyp
 TUCOLL_API int tucoll_allgatherv_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                       void *recvbuf, const int recvcounts[], const int displs[],
                                       MPI_Datatype recvtype, MPI_Comm comm);
+
+/* MPI_Iallgather and MPI_Iallgatherv (requests: see tucoll_ialltoallv). */
+TUCOLL_API int tucoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, tucoll_request_t *request);
+TUCOLL_API int tucoll_iallgather_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                      tucoll_request_t *request);
+TUCOLL_API int tucoll_iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                  tucoll_request_t *request);
+TUCOLL_API int tucoll_iallgatherv_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void *recvbuf, const int recvcounts[], const int displs[],
+                                       MPI_Datatype recvtype, MPI_Comm comm, tucoll_request_t *request);
 
 /* ---- Sparse dynamic data exchange --------------------------------------------------------------- */
 

@@ -61,8 +61,8 @@ bool starts_match_the_vendor(tucoll_request_t request, Exchange &x, int starts) 
         for (size_t k = 0; k < b.send.size(); ++k) b.send[k] = static_cast<unsigned char>(b.send[k] * 31 + s + 1);
         b.fill_recv_sentinel();
         const bench::Bytes want = vendor_result(x);
-        const int rc_start = tucoll_start(request);
-        const int rc_wait = tucoll_wait(request);
+        const int rc_start = tucoll_start(&request);
+        const int rc_wait = tucoll_wait(&request);
         EXPECT_EQ(rc_start, MPI_SUCCESS) << tucoll_error_string(rc_start);
         EXPECT_EQ(rc_wait, MPI_SUCCESS) << tucoll_error_string(rc_wait);
         ok = ok && rc_start == MPI_SUCCESS && rc_wait == MPI_SUCCESS && b.recv == want;
@@ -119,8 +119,8 @@ TEST(Persistent, AStartCommunicatesOnlyTheExchange) {
     EXPECT_GE(at_init, 1);
     allreduce_calls = 0;
     for (int s = 0; s < 3; ++s) {
-        tucoll_start(request);
-        tucoll_wait(request);
+        tucoll_start(&request);
+        tucoll_wait(&request);
     }
     EXPECT_EQ(allreduce_calls, 0);
     tucoll_request_free(&request);
@@ -139,14 +139,14 @@ TEST(Persistent, WaitsInAnyOrderRunTheExchangesInStartOrder) {
         x->buffers.fill_recv_sentinel();
     }
     const bench::Bytes want[2] = {vendor_result(a), vendor_result(b)};
-    EXPECT_EQ(tucoll_start(ra), MPI_SUCCESS);
-    EXPECT_EQ(tucoll_start(rb), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_start(&ra), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_start(&rb), MPI_SUCCESS);
     if (world_rank() == 0) {
-        EXPECT_EQ(tucoll_wait(rb), MPI_SUCCESS);
-        EXPECT_EQ(tucoll_wait(ra), MPI_SUCCESS);
+        EXPECT_EQ(tucoll_wait(&rb), MPI_SUCCESS);
+        EXPECT_EQ(tucoll_wait(&ra), MPI_SUCCESS);
     } else {
-        EXPECT_EQ(tucoll_wait(ra), MPI_SUCCESS);
-        EXPECT_EQ(tucoll_wait(rb), MPI_SUCCESS);
+        EXPECT_EQ(tucoll_wait(&ra), MPI_SUCCESS);
+        EXPECT_EQ(tucoll_wait(&rb), MPI_SUCCESS);
     }
     EXPECT_TRUE(all_ranks(a.buffers.recv == want[0] && b.buffers.recv == want[1]));
     tucoll_request_free(&ra);
@@ -169,13 +169,13 @@ TEST(Persistent, ABlockingCallBetweenAStartAndItsWaitMeetsTheSameExchangeEverywh
                                      b.types.send, buf.recv.data(), buf.recvcounts.data(), buf.rdispls.data(),
                                      b.types.recv, MPI_COMM_WORLD);
     };
-    EXPECT_EQ(tucoll_start(ra), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_start(&ra), MPI_SUCCESS);
     if (world_rank() == 0) {
-        EXPECT_EQ(tucoll_wait(ra), MPI_SUCCESS);
+        EXPECT_EQ(tucoll_wait(&ra), MPI_SUCCESS);
         EXPECT_EQ(blocking(), MPI_SUCCESS);
     } else {
         EXPECT_EQ(blocking(), MPI_SUCCESS);
-        EXPECT_EQ(tucoll_wait(ra), MPI_SUCCESS);  // already run: returns at once
+        EXPECT_EQ(tucoll_wait(&ra), MPI_SUCCESS);  // already run: returns at once
     }
     EXPECT_TRUE(all_ranks(a.buffers.recv == want[0] && b.buffers.recv == want[1]));
     tucoll_request_free(&ra);
@@ -204,8 +204,8 @@ TEST(Persistent, TheCallersDatatypeMayBeFreedAfterTheInit) {
     MPI_Alltoallv(send.data(), counts.data(), displs.data(), pair, want.data(), counts.data(), displs.data(), pair,
                   MPI_COMM_WORLD);
     MPI_Type_free(&pair);
-    EXPECT_EQ(tucoll_start(request), MPI_SUCCESS);
-    EXPECT_EQ(tucoll_wait(request), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_start(&request), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_wait(&request), MPI_SUCCESS);
     EXPECT_TRUE(all_ranks(recv == want));
     tucoll_request_free(&request);
 }
@@ -235,14 +235,20 @@ TEST(Persistent, MisuseIsAnErrorNotAHang) {
     int rc = MPI_SUCCESS;
     tucoll_request_t request = init("spreadout", x, &rc);
     ASSERT_TRUE(all_ranks(rc == MPI_SUCCESS));
-    EXPECT_EQ(tucoll_wait(request), MPI_SUCCESS);  // inactive: completes at once, no exchange
-    EXPECT_EQ(tucoll_start(request), MPI_SUCCESS);
-    EXPECT_EQ(tucoll_start(request), MPI_ERR_REQUEST);        // already active
+    EXPECT_EQ(tucoll_wait(&request), MPI_SUCCESS);  // inactive: completes at once, no exchange
+    EXPECT_EQ(tucoll_start(&request), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_start(&request), MPI_ERR_REQUEST);        // already active
     EXPECT_EQ(tucoll_request_free(&request), MPI_ERR_REQUEST);  // active: wait first
-    EXPECT_EQ(tucoll_wait(request), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_wait(&request), MPI_SUCCESS);
     EXPECT_EQ(tucoll_request_free(&request), MPI_SUCCESS);
-    EXPECT_EQ(tucoll_start(TUCOLL_REQUEST_NULL), MPI_ERR_REQUEST);
-    EXPECT_EQ(tucoll_wait(TUCOLL_REQUEST_NULL), MPI_ERR_REQUEST);
+    tucoll_request_t null = TUCOLL_REQUEST_NULL;
+    EXPECT_EQ(tucoll_start(&null), MPI_ERR_REQUEST);
+    EXPECT_EQ(tucoll_wait(&null), MPI_SUCCESS);  // as MPI_Wait of MPI_REQUEST_NULL
+    int flag = 0;
+    EXPECT_EQ(tucoll_test(&null, &flag), MPI_SUCCESS);
+    EXPECT_EQ(flag, 1);
+    EXPECT_EQ(tucoll_start(nullptr), MPI_ERR_ARG);
+    EXPECT_EQ(tucoll_wait(nullptr), MPI_ERR_ARG);
     EXPECT_EQ(tucoll_request_free(nullptr), MPI_ERR_ARG);
 }
 

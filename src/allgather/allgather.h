@@ -11,6 +11,7 @@
 #include "core/p2p.h"
 #include "core/registry.h"
 #include "core/stats.h"
+#include "core/task.h"
 
 namespace tucoll::allgather {
 
@@ -36,7 +37,8 @@ struct Call {
     bool uniform;           // every block the same size, block j at j * counts[0] (allgather)
 };
 
-using RunFn = int (*)(Context &ctx, const Call &call, const Params &params, CallStats &stats);
+// An algorithm's schedule (core/task.h), run blocking or nonblocking alike.
+using RunFn = Task (*)(Context &ctx, const Call &call, const Params &params, CallStats &stats);
 
 struct Algorithm : AlgorithmInfo {
     RunFn run = nullptr;
@@ -61,6 +63,6 @@ struct StepLists {
 };
 
 // The ring exchange, also the documented fallback of neighbor exchange for odd P.
-int ring_exchange(Context &ctx, const Call &call, CallStats &stats);
+Task ring_exchange(Context &ctx, const Call &call, CallStats &stats);
 
 }  // namespace tucoll::allgather

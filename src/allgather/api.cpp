@@ -31,7 +31,7 @@ struct Prepared {
 
 // The byte view: blocks in the user's receive buffer when its type is contiguous, else in a
 // packed scratch buffer; this rank's block is put in place first.
-int run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const TypedArgs &a, const Prepared &prep,
+Task run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const TypedArgs &a, const Prepared &prep,
               CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
     const TypeInfo &rt = prep.recv_type;
@@ -60,34 +60,34 @@ int run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const Ty
         }
         base = view.pack.get(static_cast<size_t>(offset));
         if (base == nullptr && offset > 0) {
-            return failf(MPI_ERR_NO_MEM, "cannot allocate %lld bytes to pack", static_cast<long long>(offset));
+            co_return failf(MPI_ERR_NO_MEM, "cannot allocate %lld bytes to pack", static_cast<long long>(offset));
         }
         stats.pack_bytes += offset;
     }
     // This rank's block.
     if (prep.in_place) {
         if (packed) {
-            TUCOLL_TRY(pack_blocks(a.recvbuf, a.recvtype, rt, 1, &elements[me], &element_displs[me], base, &displs[me],
+            TUCOLL_CO_TRY(pack_blocks(a.recvbuf, a.recvtype, rt, 1, &elements[me], &element_displs[me], base, &displs[me],
                                    ctx.comm()));
         }
     } else if (prep.send_type.contiguous) {
         local_copy(base + displs[me], static_cast<const char *>(a.sendbuf) + prep.send_type.true_lb, counts[me]);
     } else {
         const int zero = 0;
-        TUCOLL_TRY(pack_blocks(a.sendbuf, a.sendtype, prep.send_type, 1, &a.sendcount, &zero, base, &displs[me],
+        TUCOLL_CO_TRY(pack_blocks(a.sendbuf, a.sendtype, prep.send_type, 1, &a.sendcount, &zero, base, &displs[me],
                                ctx.comm()));
     }
     stats.path = prep.in_place ? (packed ? "in-place, packed recv" : "in-place") : packed ? "packed recv" : "direct";
     const Call call{a, base, counts.data(), displs.data(), !a.vector};
-    const int rc = alg.run(ctx, call, sel.params, stats);
+    const int rc = co_await alg.run(ctx, call, sel.params, stats);
     // Whatever the algorithm met, its requests complete before the receive side is unpacked.
     ctx.requests().fault(rc);
-    ctx.requests().wait_all();
+    co_await ctx.requests().completion();
     if (packed && !ctx.requests().failed()) {
-        TUCOLL_TRY(unpack_blocks(base, displs.data(), a.recvbuf, a.recvtype, rt, p, elements.data(),
-                                 element_displs.data(), ctx.comm()));
+        TUCOLL_CO_TRY(unpack_blocks(base, displs.data(), a.recvbuf, a.recvtype, rt, p, elements.data(),
+                                    element_displs.data(), ctx.comm()));
     }
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
 }
 
 struct Allgather {
@@ -157,24 +157,44 @@ struct Allgather {
         row->assign(ctx.size(), own);
     }
 
-    static int run(Context &ctx, const Selection &sel, const Args &a, Prepared &prep, CallStats &stats) {
+    // An allgather's recvcounts points at its single recvcount, the caller's argument: a
+    // nonblocking call keeps its own copy.
+    struct KeptCount {
+        int recvcount = 0;
+    };
+    static void keep(Context &, Args *a, Workspaces &storage) {
+        if (a->vector) return;
+        KeptCount &k = storage.get<KeptCount>();
+        k.recvcount = *a->recvcounts;
+        a->recvcounts = &k.recvcount;
+    }
+
+    static Task run(Context &ctx, const Selection &sel, const Args &a, Prepared &prep, CallStats &stats) {
         const Algorithm &alg = (a.vector ? allgatherv_registry() : allgather_registry())[sel.index];
         stats.algorithm = sel.spec;
         // Every allgather but the MPI's own copies blocks on the host; device buffers go to the MPI
         // only when it takes them (decided from the buffers alike on every rank of a correct program).
         const bool device = ipc::is_device_buffer(a.recvbuf) || (!prep.in_place && ipc::is_device_buffer(a.sendbuf));
         if (device && !(alg.typed && ipc::mpi_takes_device_buffers())) {
-            return failf(MPI_ERR_BUFFER, "%s: %s cannot take device buffers (only vendor, with a CUDA-aware MPI)",
-                         function(a), alg.name.c_str());
+            co_return failf(MPI_ERR_BUFFER, "%s: %s cannot take device buffers (only vendor, with a CUDA-aware MPI)",
+                            function(a), alg.name.c_str());
         }
-        if (!alg.typed) return run_bytes(ctx, alg, sel, a, prep, stats);
+        if (!alg.typed) co_return co_await run_bytes(ctx, alg, sel, a, prep, stats);
         stats.path = "typed";
         const Call call{a, nullptr, nullptr, nullptr, !a.vector};
-        return alg.run(ctx, call, sel.params, stats);
+        co_return co_await alg.run(ctx, call, sel.params, stats);
     }
 };
 
 int run(const char *spec, const TypedArgs &a) { return drive<Allgather>(spec, a); }
+
+int start(const char *spec, const TypedArgs &a, tucoll_request_t *request) {
+    if (request == nullptr) {
+        return failf(MPI_ERR_ARG, "%s: request is NULL", a.vector ? "tucoll_iallgatherv" : "tucoll_iallgather");
+    }
+    *request = TUCOLL_REQUEST_NULL;
+    return drive_nonblocking<Allgather>(spec, a, request);
+}
 
 }  // namespace
 }  // namespace tucoll::allgather
@@ -202,4 +222,32 @@ extern "C" int tucoll_allgatherv_with(const char *spec, const void *sendbuf, int
 extern "C" int tucoll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
     return tucoll_allgatherv_with(nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+extern "C" int tucoll_iallgather_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                      tucoll_request_t *request) {
+    const tucoll::allgather::TypedArgs args{sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype,
+                                            comm, false};
+    return tucoll::allgather::start(spec, args, request);
+}
+
+extern "C" int tucoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, tucoll_request_t *request) {
+    return tucoll_iallgather_with(nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+extern "C" int tucoll_iallgatherv_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void *recvbuf, const int recvcounts[], const int displs[],
+                                       MPI_Datatype recvtype, MPI_Comm comm, tucoll_request_t *request) {
+    const tucoll::allgather::TypedArgs args{sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                            comm, true};
+    return tucoll::allgather::start(spec, args, request);
+}
+
+extern "C" int tucoll_iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                  tucoll_request_t *request) {
+    return tucoll_iallgatherv_with(nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                                   request);
 }

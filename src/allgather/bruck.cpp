@@ -12,7 +12,7 @@
 namespace tucoll::allgather {
 namespace {
 
-int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
     const int64_t block = call.counts[0];
     char *buf = call.base;
@@ -23,12 +23,12 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
         reqs.recv(buf + pof * block, n * block, (me + pof) % p, kTagData, ctx.comm());
         if (n * block > 0) stats.count_send(n * block);
         reqs.send(buf, n * block, (me - pof + p) % p, kTagData, ctx.comm());
-        reqs.wait_all();
+        co_await reqs.completion();
         ++stats.rounds;
     }
     // Position i holds rank (me + i)'s block: rotate right by `me` blocks, in place.
     local_rotate(buf, static_cast<int64_t>(p) * block, static_cast<int64_t>(me) * block);
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
 }
 
 }  // namespace

@@ -25,11 +25,11 @@ void add_pair(const Call &call, int pair, BlockList *list) {
     list->add(call.base + call.displs[2 * pair + 1], call.counts[2 * pair + 1]);
 }
 
-int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
     if (p % 2 != 0) {
         stats.path += "; odd P: ring";
-        return ring_exchange(ctx, call, stats);
+        co_return co_await ring_exchange(ctx, call, stats);
     }
     const int pairs = p / 2;
     const bool even = me % 2 == 0;
@@ -40,7 +40,7 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     reqs.recv(call.base + call.displs[partner], call.counts[partner], partner, kTagData, ctx.comm());
     if (call.counts[me] > 0) stats.count_send(call.counts[me]);
     reqs.send(call.base + call.displs[me], call.counts[me], partner, kTagData, ctx.comm());
-    reqs.wait_all();
+    co_await reqs.completion();
     int last = me / 2;  // the pair this rank forwards next
     BlockList &out = ctx.workspace<StepLists>().out, &in = ctx.workspace<StepLists>().in;
     for (int k = 1; k < pairs; ++k) {
@@ -54,11 +54,11 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
         reqs.recv(in, peer, kTagData, ctx.comm());
         if (!out.empty()) stats.count_send(out.bytes());
         reqs.send(out, peer, kTagData, ctx.comm());
-        reqs.wait_all();
+        co_await reqs.completion();
         last = incoming;
     }
     stats.rounds += pairs;
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
 }
 
 }  // namespace

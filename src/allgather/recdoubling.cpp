@@ -9,7 +9,7 @@
 namespace tucoll::allgather {
 namespace {
 
-int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
     int p2 = 1;
     while (p2 * 2 <= p) p2 *= 2;
@@ -30,14 +30,14 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
             if (r != me) block(r, &in);
         }
         reqs.recv(in, host, kTagData, comm);
-        reqs.wait_all();
+        co_await reqs.completion();
         stats.rounds += 2;
-        return MPI_SUCCESS;
+        co_return MPI_SUCCESS;
     }
     if (me < extra) {
         const int guest = me + p2;
         reqs.recv(call.base + call.displs[guest], call.counts[guest], guest, kTagData, comm);
-        reqs.wait_all();
+        co_await reqs.completion();
     }
     // The blocks a rank of the power-of-two group speaks for: its own and its guest's.
     auto owned = [&](int v, BlockList *list) {
@@ -54,7 +54,7 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
         reqs.recv(in, peer, kTagData, comm);
         if (!out.empty()) stats.count_send(out.bytes());
         reqs.send(out, peer, kTagData, comm);
-        reqs.wait_all();
+        co_await reqs.completion();
         ++stats.rounds;
     }
     if (me < extra) {
@@ -65,10 +65,10 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
         }
         if (!out.empty()) stats.count_send(out.bytes());
         reqs.send(out, guest, kTagData, comm);
-        reqs.wait_all();
+        co_await reqs.completion();
     }
     if (extra > 0) stats.rounds += 2;
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 
 namespace tucoll::allgather {
 
-int ring_exchange(Context &ctx, const Call &call, CallStats &stats) {
+Task ring_exchange(Context &ctx, const Call &call, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
     const int right = (me + 1) % p, left = (me - 1 + p) % p;
     Requests &reqs = ctx.requests();
@@ -18,15 +18,15 @@ int ring_exchange(Context &ctx, const Call &call, CallStats &stats) {
         reqs.recv(call.base + call.displs[in], call.counts[in], left, kTagData, ctx.comm());
         if (call.counts[out] > 0) stats.count_send(call.counts[out]);
         reqs.send(call.base + call.displs[out], call.counts[out], right, kTagData, ctx.comm());
-        reqs.wait_all();
+        co_await reqs.completion();
     }
     stats.rounds += p - 1;
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
 }
 
 namespace {
 
-int run(Context &ctx, const Call &call, const Params &, CallStats &stats) { return ring_exchange(ctx, call, stats); }
+Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) { return ring_exchange(ctx, call, stats); }
 
 }  // namespace
 

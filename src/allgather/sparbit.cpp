@@ -13,9 +13,9 @@ namespace tucoll::allgather {
 
 namespace {
 
-int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
-    if (p == 1) return MPI_SUCCESS;
+    if (p == 1) co_return MPI_SUCCESS;
     int steps = 0;
     while ((1 << steps) < p) ++steps;
     const unsigned last_ignore = static_cast<unsigned>(__builtin_ctz(static_cast<unsigned>(p)));
@@ -37,12 +37,12 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
         reqs.recv(in, (me - distance + p) % p, kTagData, ctx.comm());
         if (!out.empty()) stats.count_send(out.bytes());
         reqs.send(out, (me + distance) % p, kTagData, ctx.comm());
-        reqs.wait_all();
+        co_await reqs.completion();
         distance >>= 1;
         data = 2 * data - ignore;
     }
     stats.rounds += steps;
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
 }
 
 }  // namespace

@@ -6,22 +6,34 @@
 namespace tucoll::allgather {
 namespace {
 
-int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const TypedArgs &a = call.typed;
     // The MPI packs a non-contiguous block as it sends it and unpacks those it receives.
     if (a.sendbuf != MPI_IN_PLACE) platform::charge_packing(a.sendtype, a.sendcount);
     int64_t received = 0;
+    Requests &reqs = ctx.requests();
+    // A nonblocking call runs the MPI's nonblocking form, whose progress is the MPI's own.
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Request *nonblocking = reqs.deferred() ? &req : nullptr;
     if (a.vector) {
-        TUCOLL_MPI(PMPI_Allgatherv(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
-                                   a.recvtype, ctx.comm()));
+        TUCOLL_CO_MPI(nonblocking ? PMPI_Iallgatherv(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts,
+                                                     a.rdispls, a.recvtype, ctx.comm(), nonblocking)
+                                  : PMPI_Allgatherv(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts,
+                                                    a.rdispls, a.recvtype, ctx.comm()));
         for (int i = 0; i < ctx.size(); ++i) received += a.recvcounts[i];
     } else {
-        TUCOLL_MPI(PMPI_Allgather(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, *a.recvcounts, a.recvtype,
-                                  ctx.comm()));
+        TUCOLL_CO_MPI(nonblocking ? PMPI_Iallgather(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, *a.recvcounts,
+                                                    a.recvtype, ctx.comm(), nonblocking)
+                                  : PMPI_Allgather(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, *a.recvcounts,
+                                                   a.recvtype, ctx.comm()));
         received = static_cast<int64_t>(ctx.size()) * *a.recvcounts;
     }
+    if (nonblocking) {
+        reqs.adopt(req);
+        co_await reqs.completion();
+    }
     platform::charge_packing(a.recvtype, received);
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
 }
 
 Algorithm make(const char *summary) {

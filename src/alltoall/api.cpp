@@ -16,22 +16,32 @@ namespace {
 
 constexpr const char *kFn = "tucoll_alltoall";
 
-int run_vendor(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+Task run_vendor(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const UniformArgs &a = *call.typed.alltoall;
     const int64_t p = ctx.size();
     // The MPI packs non-contiguous blocks as it sends them and unpacks those it receives.
     if (a.sendbuf != MPI_IN_PLACE) platform::charge_packing(a.sendtype, p * a.sendcount);
-    TUCOLL_MPI(PMPI_Alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, ctx.comm()));
+    Requests &reqs = ctx.requests();
+    if (reqs.deferred()) {
+        MPI_Request req = MPI_REQUEST_NULL;
+        TUCOLL_CO_MPI(PMPI_Ialltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype,
+                                     ctx.comm(), &req));
+        reqs.adopt(req);
+        co_await reqs.completion();
+    } else {
+        TUCOLL_CO_MPI(PMPI_Alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype,
+                                    ctx.comm()));
+    }
     platform::charge_packing(a.recvtype, p * a.recvcount);
     if (a.sendbuf != MPI_IN_PLACE && a.sendcount > 0) {
         MPI_Count size = 0;
         MPI_Type_size_x(a.sendtype, &size);
         for (int i = 0; i < ctx.size() - 1; ++i) stats.count_send(static_cast<int64_t>(a.sendcount) * size);
     }
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
 }
 
-// One side of the call as alltoallv arguments, kept per communicator: counts `count` and
+// One side of the call as alltoallv arguments, kept per communicator (its state): counts `count` and
 // displacements j * count while they fit an int; beyond, one element of a contiguous type of
 // `count` elements per block (cached with the type it was made for), displacements j.
 struct UniformSide {
@@ -91,18 +101,23 @@ const Registry<Algorithm> &alltoall_registry() {
 
 }  // namespace tucoll::alltoallv
 
-extern "C" int tucoll_alltoall_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    using namespace tucoll;
-    using namespace tucoll::alltoallv;
-    if (sendbuf != MPI_IN_PLACE && sendcount < 0) return failf(MPI_ERR_COUNT, "%s: sendcount %d < 0", kFn, sendcount);
-    if (recvcount < 0) return failf(MPI_ERR_COUNT, "%s: recvcount %d < 0", kFn, recvcount);
+namespace tucoll::alltoallv {
+namespace {
+
+// tucoll_alltoall(_with) and tucoll_ialltoall(_with): the call as an alltoallv of uniform counts,
+// blocking or started (request non-null). The counts and displacements are the communicator's
+// (a nonblocking call keeps its own copy: Alltoallv::keep).
+int alltoall(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+             int recvcount, MPI_Datatype recvtype, MPI_Comm comm, tucoll_request_t *request) {
+    const char *fn = request != nullptr ? "tucoll_ialltoall" : kFn;
+    if (sendbuf != MPI_IN_PLACE && sendcount < 0) return failf(MPI_ERR_COUNT, "%s: sendcount %d < 0", fn, sendcount);
+    if (recvcount < 0) return failf(MPI_ERR_COUNT, "%s: recvcount %d < 0", fn, recvcount);
     Context *ctx = nullptr;
-    TUCOLL_TRY(prefix_error(Context::get(comm, &ctx), kFn));
-    UniformView &view = ctx->workspace<UniformView>();
+    TUCOLL_TRY(prefix_error(Context::get(comm, &ctx), fn));
+    UniformView &view = ctx->state<UniformView>();
     MPI_Datatype stype = sendtype, rtype = recvtype;
-    if (sendbuf != MPI_IN_PLACE) TUCOLL_TRY(prefix_error(view.send.describe(ctx->size(), sendcount, sendtype, &stype), kFn));
-    TUCOLL_TRY(prefix_error(view.recv.describe(ctx->size(), recvcount, recvtype, &rtype), kFn));
+    if (sendbuf != MPI_IN_PLACE) TUCOLL_TRY(prefix_error(view.send.describe(ctx->size(), sendcount, sendtype, &stype), fn));
+    TUCOLL_TRY(prefix_error(view.recv.describe(ctx->size(), recvcount, recvtype, &rtype), fn));
     const UniformArgs uniform{sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype};
     const bool in_place = sendbuf == MPI_IN_PLACE;
     const TypedArgs args{sendbuf,
@@ -115,7 +130,31 @@ extern "C" int tucoll_alltoall_with(const char *spec, const void *sendbuf, int s
                          rtype,
                          comm,
                          &uniform};
-    return tucoll::alltoallv::run(spec, args);
+    if (request == nullptr) return run(spec, args);
+    *request = TUCOLL_REQUEST_NULL;
+    return start_nonblocking(spec, args, request);
+}
+
+}  // namespace
+}  // namespace tucoll::alltoallv
+
+extern "C" int tucoll_alltoall_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    return tucoll::alltoallv::alltoall(spec, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                       nullptr);
+}
+
+extern "C" int tucoll_ialltoall_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                     tucoll_request_t *request) {
+    if (request == nullptr) return tucoll::fail(MPI_ERR_ARG, "tucoll_ialltoall: request is NULL");
+    return tucoll::alltoallv::alltoall(spec, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                       request);
+}
+
+extern "C" int tucoll_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, tucoll_request_t *request) {
+    return tucoll_ialltoall_with(nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
 extern "C" int tucoll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

@@ -9,6 +9,7 @@
 #include "core/context.h"
 #include "core/registry.h"
 #include "core/stats.h"
+#include "core/task.h"
 
 namespace tucoll::alltoallv {
 
@@ -57,7 +58,9 @@ struct Call {
     bool uniform = false;
 };
 
-using RunFn = int (*)(Context &ctx, const Call &call, const Params &params, CallStats &stats);
+// An algorithm's schedule (core/task.h): rounds of messages, each awaited with
+// `co_await ctx.requests().completion()`, so that the same code runs blocking and nonblocking.
+using RunFn = Task (*)(Context &ctx, const Call &call, const Params &params, CallStats &stats);
 
 // Times the run a meta-algorithm chose (auto's online tuning): told this rank's time of the call.
 struct Probe {
@@ -105,8 +108,9 @@ int64_t largest_send_block(const Call &call, int p);
 int reduce_max_block(Context &ctx, int64_t mine, int64_t *m);
 
 // Runs a call through the common driver (core/driver.h): alltoallv, or alltoall when
-// `args.alltoall` is set.
+// `args.alltoall` is set; blocking, or started as a nonblocking call completed by *request.
 int run(const char *spec, const TypedArgs &args);
+int start_nonblocking(const char *spec, const TypedArgs &args, tucoll_plan **request);
 
 // One function per algorithm file, returning its registry entry.
 Algorithm vendor_algorithm();

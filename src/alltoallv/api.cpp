@@ -98,8 +98,8 @@ int byte_side(Context &ctx, void *buf, const int *counts, const int *displs, con
     return MPI_SUCCESS;
 }
 
-int run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const TypedArgs &a, const Prepared &prep,
-              int64_t known_max_block, CallStats &stats) {
+Task run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const TypedArgs &a, const Prepared &prep,
+               int64_t known_max_block, CallStats &stats) {
     // With MPI_IN_PLACE the data to send lives in recvbuf, laid out by the receive arguments,
     // and is copied out first so that algorithms never read what they are overwriting.
     const void *sbuf = prep.in_place ? a.recvbuf : a.sendbuf;
@@ -109,14 +109,14 @@ int run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const Ty
 
     ByteView &view = ctx.workspace<ByteView>();
     Side send, recv;
-    TUCOLL_TRY(byte_side(ctx, const_cast<void *>(sbuf), scounts, sdispls, prep.send_type, prep.in_place,
+    TUCOLL_CO_TRY(byte_side(ctx, const_cast<void *>(sbuf), scounts, sdispls, prep.send_type, prep.in_place,
                          view.pack_send, view.scounts, view.sdispls, &send));
-    TUCOLL_TRY(byte_side(ctx, a.recvbuf, a.recvcounts, a.rdispls, prep.recv_type, false, view.pack_recv, view.rcounts,
+    TUCOLL_CO_TRY(byte_side(ctx, a.recvbuf, a.recvcounts, a.rdispls, prep.recv_type, false, view.pack_recv, view.rcounts,
                          view.rdispls, &recv));
     if (send.packed && prep.device) {
-        TUCOLL_TRY(copy_out_device(sbuf, scounts, sdispls, prep.send_type, ctx.size(), send.base, view.sdispls.data()));
+        TUCOLL_CO_TRY(copy_out_device(sbuf, scounts, sdispls, prep.send_type, ctx.size(), send.base, view.sdispls.data()));
     } else if (send.packed) {
-        TUCOLL_TRY(pack_blocks(sbuf, stype, prep.send_type, ctx.size(), scounts, sdispls, send.base,
+        TUCOLL_CO_TRY(pack_blocks(sbuf, stype, prep.send_type, ctx.size(), scounts, sdispls, send.base,
                                view.sdispls.data(), ctx.comm()));
     }
     const char *path = prep.in_place ? "in-place" : send.packed && recv.packed ? "packed send+recv"
@@ -126,15 +126,21 @@ int run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const Ty
     stats.add_path(path);
     const Call call{a,          send.base,           view.scounts.data(), view.sdispls.data(), recv.base,
                     view.rcounts.data(), view.rdispls.data(), known_max_block, a.alltoall != nullptr};
-    const int rc = alg.run(ctx, call, sel.params, stats);
+    const int rc = co_await alg.run(ctx, call, sel.params, stats);
     // Whatever the algorithm met, its requests complete before the receive side is unpacked.
     ctx.requests().fault(rc);
     ctx.requests().wait_all();
     if (recv.packed && !ctx.requests().failed()) {
-        TUCOLL_TRY(unpack_blocks(recv.base, view.rdispls.data(), a.recvbuf, a.recvtype, prep.recv_type, ctx.size(),
+        TUCOLL_CO_TRY(unpack_blocks(recv.base, view.rdispls.data(), a.recvbuf, a.recvtype, prep.recv_type, ctx.size(),
                                  a.recvcounts, a.rdispls, ctx.comm()));
     }
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
+}
+
+const int *copy_of(const int *in, int n, std::vector<int> &out) {
+    if (in == nullptr) return nullptr;  // rejected by the checks, with the argument's name
+    out.assign(in, in + n);
+    return out.data();
 }
 
 struct Alltoallv {
@@ -182,6 +188,24 @@ struct Alltoallv {
         return MPI_SUCCESS;
     }
 
+    // An MPI_Alltoall's counts and displacements are the communicator's (alltoall/api.cpp), not
+    // the caller's: a nonblocking call keeps a copy, as it keeps its uniform arguments.
+    struct KeptUniform {
+        UniformArgs uniform;
+        std::vector<int> scounts, sdispls, rcounts, rdispls;
+    };
+    static void keep(Context &ctx, Args *a, Workspaces &storage) {
+        if (a->alltoall == nullptr) return;
+        KeptUniform &k = storage.get<KeptUniform>();
+        k.uniform = *a->alltoall;
+        a->alltoall = &k.uniform;
+        const int p = ctx.size();
+        a->recvcounts = copy_of(a->recvcounts, p, k.rcounts);
+        a->rdispls = copy_of(a->rdispls, p, k.rdispls);
+        a->sendcounts = copy_of(a->sendcounts, p, k.scounts);
+        a->sdispls = copy_of(a->sdispls, p, k.sdispls);
+    }
+
     static int check_consistency(Context &ctx, const Args &a, const Prepared &prep) {
         ByteView &view = ctx.workspace<ByteView>();
         const int *scounts = prep.in_place ? a.recvcounts : a.sendcounts;
@@ -218,31 +242,35 @@ struct Alltoallv {
     }
 
     // Runs the decided entry, typed or on the byte view.
-    static int execute(Context &ctx, const Selection &sel, const Args &a, Prepared &prep, int64_t known_max_block,
-                       CallStats &stats) {
+    static Task execute(Context &ctx, const Selection &sel, const Args &a, Prepared &prep, int64_t known_max_block,
+                        CallStats &stats) {
         const Algorithm &alg = entries(a)[sel.index];
         stats.algorithm = sel.spec;
-        if (!alg.typed) return run_bytes(ctx, alg, sel, a, prep, known_max_block, stats);
+        if (!alg.typed) co_return co_await run_bytes(ctx, alg, sel, a, prep, known_max_block, stats);
         stats.add_path("typed");
         const Call call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, known_max_block,
                         a.alltoall != nullptr};
-        return alg.run(ctx, call, sel.params, stats);
+        co_return co_await alg.run(ctx, call, sel.params, stats);
     }
 
     // execute() for what decide() gave, timed for its probe when it has one (auto's online tuning).
-    static int execute_choice(Context &ctx, const Choice &choice, const Args &a, Prepared &prep, CallStats &stats) {
-        if (choice.probe == nullptr) return execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
+    // A nonblocking or persistent call is timed from its start to the progress call that finds
+    // it complete: what the exchange costs where the caller's work does not hide it.
+    static Task execute_choice(Context &ctx, const Choice &choice, const Args &a, Prepared &prep, CallStats &stats) {
+        if (choice.probe == nullptr) {
+            co_return co_await execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
+        }
         const double started = MPI_Wtime();
-        const int rc = execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
+        const int rc = co_await execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
         choice.probe->record(MPI_Wtime() - started);
-        return rc;
+        co_return rc;
     }
 
-    static int run(Context &ctx, const Selection &selected, const Args &a, Prepared &prep, CallStats &stats) {
+    static Task run(Context &ctx, const Selection &selected, const Args &a, Prepared &prep, CallStats &stats) {
         Choice choice;
-        TUCOLL_TRY(decide(ctx, selected, a, prep, &choice));
+        TUCOLL_CO_TRY(decide(ctx, selected, a, prep, &choice));
         if (!choice.path().empty()) stats.path = choice.path();
-        return execute_choice(ctx, choice, a, prep, stats);
+        co_return co_await execute_choice(ctx, choice, a, prep, stats);
     }
 };
 
@@ -262,42 +290,43 @@ int plan_max_block(Context &ctx, const Algorithm &alg, const Selection &sel, con
 
 int run(const char *spec, const TypedArgs &a) { return drive<Alltoallv>(spec, a); }
 
+int start_nonblocking(const char *spec, const TypedArgs &a, tucoll_plan **request) {
+    return drive_nonblocking<Alltoallv>(spec, a, request);
+}
+
 // A persistent alltoallv (MPI-4 semantics: the same buffers and counts at every start): its own
 // copy of the count and displacement arrays and of derived datatypes, the algorithm chosen once
 // (auto's decision included) and M where that algorithm uses it, so that a start communicates
-// nothing but the exchange itself. Scratch is the communicator's, reused as by every call.
-struct Plan {
+// nothing but the exchange itself, and an operation of its own (traffic, scratch) on which each
+// start's schedule runs.
+struct Plan final : tucoll_plan {
     std::vector<int> scounts, sdispls, rcounts, rdispls;
     TypedArgs args{};
     Prepared prep;
     Selection selection;
     int64_t known_max_block = -1;
     std::string decided;  // auto's note, shown in the statistics' path of every start
-    bool active = false;
     // auto was still exploring (online tuning) when the plan was made: every start asks it again,
     // as a plain call would, until it has settled.
     bool redecide = false;
     Selection meta;
     std::vector<MPI_Datatype> owned_types;  // duplicates of derived datatypes, freed with the plan
+    Operation op;
 
-    Plan() = default;
-    Plan(const Plan &) = delete;
-    Plan &operator=(const Plan &) = delete;
-    ~Plan() {
+    explicit Plan(Context &ctx) : op(ctx) {}
+    ~Plan() override {
         int finalized = 0;
         MPI_Finalized(&finalized);
         if (finalized) return;
         for (MPI_Datatype &t : owned_types) MPI_Type_free(&t);
     }
+    Operation &operation() override { return op; }
+    bool persistent() const override { return true; }
+    void completed() override {}
+    int start() override;
 };
 
 namespace {
-
-const int *copy_of(const int *in, int n, std::vector<int> &out) {
-    if (in == nullptr) return nullptr;  // rejected by the checks, with the argument's name
-    out.assign(in, in + n);
-    return out.data();
-}
 
 // The plan's own handle on a derived datatype, so that the caller may free theirs after the
 // init (MPI allows it); predefined types are used as they are.
@@ -312,24 +341,15 @@ int keep_type(MPI_Datatype *type, Plan *plan) {
     return MPI_SUCCESS;
 }
 
-// The requests started on a communicator and not yet run, in start order: a wait runs every
-// earlier one first, so that all ranks run the exchanges of one communicator in the order MPI
-// requires them to be started, whatever order they wait in.
-struct StartedPlans {
-    std::deque<Plan *> queue;
-};
-
-// One start's exchange: the plan's algorithm, or auto asked again while it explores.
-int run_plan(Context &ctx, Plan *plan) {
-    plan->active = false;
-    CallStats &stats = ctx.begin_call(registry().collective());
+// One start's schedule: the plan's algorithm, or auto asked again while it explores.
+Task run_plan(Context &ctx, Plan *plan, CallStats &stats) {
     if (plan->redecide) {
         Choice choice;
-        TUCOLL_TRY(Alltoallv::decide(ctx, plan->meta, plan->args, plan->prep, &choice));
+        TUCOLL_CO_TRY(Alltoallv::decide(ctx, plan->meta, plan->args, plan->prep, &choice));
         if (choice.probe != nullptr) {
             stats.path = "persistent";
             stats.add_path(choice.path());
-            return Alltoallv::execute_choice(ctx, choice, plan->args, plan->prep, stats);
+            co_return co_await Alltoallv::execute_choice(ctx, choice, plan->args, plan->prep, stats);
         }
         // Settled: from now on the plan runs the choice with nothing to decide.
         plan->selection = choice.selected();
@@ -340,26 +360,32 @@ int run_plan(Context &ctx, Plan *plan) {
     // First: tucoll_stats_t's path is short, and auto's note long.
     stats.path = "persistent";
     if (!plan->decided.empty()) stats.add_path(plan->decided);
-    return Alltoallv::execute(ctx, plan->selection, plan->args, plan->prep, plan->known_max_block, stats);
-}
-
-// Every exchange started on `ctx` and not yet run, in start order (Context::run_started).
-int run_started(Context &ctx) {
-    std::deque<Plan *> &queue = ctx.workspace<StartedPlans>().queue;
-    while (!queue.empty()) {
-        Plan *next = queue.front();
-        queue.pop_front();
-        TUCOLL_TRY(ctx.requests().finish(run_plan(ctx, next)));
-    }
-    return MPI_SUCCESS;
+    co_return co_await Alltoallv::execute(ctx, plan->selection, plan->args, plan->prep, plan->known_max_block, stats);
 }
 
 }  // namespace
 
-int init(const char *spec, const TypedArgs &in, Plan *plan) {
+// Local, as MPI_Start: the schedule posts its first round and returns; tucoll_test, tucoll_wait
+// and every other tucoll call on this rank advance it.
+int Plan::start() {
+    Context &ctx = op.context();
+    engine::progress();
+    Task task;
+    {
+        ActiveOperation running(op);
+        CallStats &stats = ctx.begin_call(registry().collective());
+        task = run_plan(ctx, this, stats);
+    }
+    active = true;
+    op.launch(std::move(task));
+    return MPI_SUCCESS;
+}
+
+int init(const char *spec, const TypedArgs &in, std::unique_ptr<Plan> *out) {
     Context *ctx = nullptr;
     TUCOLL_TRY(prefix_error(Context::get(in.comm, &ctx), kInitFn));
-    TUCOLL_TRY(prefix_error(ctx->run_started(), kInitFn));  // the init is collective too
+    engine::complete_all(*ctx);  // the init is collective too
+    auto plan = std::make_unique<Plan>(*ctx);
     const int p = ctx->size();
     plan->args = in;
     plan->args.recvcounts = copy_of(in.recvcounts, p, plan->rcounts);
@@ -378,8 +404,8 @@ int init(const char *spec, const TypedArgs &in, Plan *plan) {
                             kInitFn);
     }
     if (rc != MPI_SUCCESS) return rc;
-    TUCOLL_TRY(prefix_error(keep_type(&plan->args.recvtype, plan), kInitFn));
-    if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(keep_type(&plan->args.sendtype, plan), kInitFn));
+    TUCOLL_TRY(prefix_error(keep_type(&plan->args.recvtype, plan.get()), kInitFn));
+    if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(keep_type(&plan->args.sendtype, plan.get()), kInitFn));
     Choice choice;
     TUCOLL_TRY(prefix_error(Alltoallv::decide(*ctx, *selected, plan->args, plan->prep, &choice), kInitFn));
     if (choice.probe != nullptr) {
@@ -387,50 +413,18 @@ int init(const char *spec, const TypedArgs &in, Plan *plan) {
         choice.probe->cancel();
         plan->redecide = true;
         plan->meta = *selected;
-        return MPI_SUCCESS;
+    } else {
+        plan->selection = choice.selected();
+        plan->known_max_block = choice.known_max_block;
+        plan->decided = choice.path();
+        TUCOLL_TRY(plan_max_block(*ctx, registry()[plan->selection.index], plan->selection, plan->args, plan->prep,
+                                  &plan->known_max_block));
     }
-    plan->selection = choice.selected();
-    plan->known_max_block = choice.known_max_block;
-    plan->decided = choice.path();
-    return plan_max_block(*ctx, registry()[plan->selection.index], plan->selection, plan->args, plan->prep,
-                          &plan->known_max_block);
-}
-
-int start(Plan *plan) {
-    if (plan == nullptr) return fail(MPI_ERR_REQUEST, "tucoll_start: the request is TUCOLL_REQUEST_NULL");
-    if (plan->active) return fail(MPI_ERR_REQUEST, "tucoll_start: the request is already active (wait for it first)");
-    Context *ctx = nullptr;
-    TUCOLL_TRY(prefix_error(Context::get(plan->args.comm, &ctx), "tucoll_start"));
-    ctx->workspace<StartedPlans>().queue.push_back(plan);
-    ctx->set_started_runner(run_started);
-    plan->active = true;
+    *out = std::move(plan);
     return MPI_SUCCESS;
 }
 
-// The exchange runs here: a start only marks the request active, as MPI_Start is local and
-// must not wait for other ranks, while a wait may.
-int wait(Plan *plan) {
-    if (plan == nullptr) return fail(MPI_ERR_REQUEST, "tucoll_wait: the request is TUCOLL_REQUEST_NULL");
-    if (!plan->active) return MPI_SUCCESS;  // an inactive persistent request completes at once
-    Context *ctx = nullptr;
-    TUCOLL_TRY(prefix_error(Context::get(plan->args.comm, &ctx), "tucoll_wait"));
-    std::deque<Plan *> &queue = ctx->workspace<StartedPlans>().queue;
-    int rc = MPI_SUCCESS;
-    while (plan->active && rc == MPI_SUCCESS) {
-        Plan *next = plan;
-        if (!queue.empty()) {
-            next = queue.front();
-            queue.pop_front();
-        }
-        rc = prefix_error(ctx->requests().finish(run_plan(*ctx, next)), "tucoll_wait");
-    }
-    return rc;
-}
-
 }  // namespace tucoll::alltoallv
-
-// The C handle (tucoll_request_t) is a plan.
-struct tucoll_plan : tucoll::alltoallv::Plan {};
 
 extern "C" int tucoll_alltoallv_init_with(const char *spec, const void *sendbuf, const int sendcounts[],
                                           const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
@@ -440,8 +434,8 @@ extern "C" int tucoll_alltoallv_init_with(const char *spec, const void *sendbuf,
     *request = TUCOLL_REQUEST_NULL;
     const tucoll::alltoallv::TypedArgs args{sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                             recvcounts, rdispls, recvtype, comm};
-    auto plan = std::make_unique<tucoll_plan>();
-    TUCOLL_TRY(tucoll::alltoallv::init(spec, args, plan.get()));
+    std::unique_ptr<tucoll::alltoallv::Plan> plan;
+    TUCOLL_TRY(tucoll::alltoallv::init(spec, args, &plan));
     *request = plan.release();
     return MPI_SUCCESS;
 }
@@ -454,18 +448,22 @@ extern "C" int tucoll_alltoallv_init(const void *sendbuf, const int sendcounts[]
                                       recvtype, comm, info, request);
 }
 
-extern "C" int tucoll_start(tucoll_request_t request) { return tucoll::alltoallv::start(request); }
-
-extern "C" int tucoll_wait(tucoll_request_t request) { return tucoll::alltoallv::wait(request); }
-
-extern "C" int tucoll_request_free(tucoll_request_t *request) {
-    if (request == nullptr) return tucoll::fail(MPI_ERR_ARG, "tucoll_request_free: request is NULL");
-    if (*request != TUCOLL_REQUEST_NULL && (*request)->active) {
-        return tucoll::fail(MPI_ERR_REQUEST, "tucoll_request_free: the request is active (wait for it first)");
-    }
-    delete *request;
+extern "C" int tucoll_ialltoallv_with(const char *spec, const void *sendbuf, const int sendcounts[],
+                                      const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                      const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                                      MPI_Comm comm, tucoll_request_t *request) {
+    if (request == nullptr) return tucoll::fail(MPI_ERR_ARG, "tucoll_ialltoallv: request is NULL");
     *request = TUCOLL_REQUEST_NULL;
-    return MPI_SUCCESS;
+    const tucoll::alltoallv::TypedArgs args{sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                            recvcounts, rdispls, recvtype, comm};
+    return tucoll::alltoallv::start_nonblocking(spec, args, request);
+}
+
+extern "C" int tucoll_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, tucoll_request_t *request) {
+    return tucoll_ialltoallv_with(nullptr, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                  recvtype, comm, request);
 }
 
 extern "C" int tucoll_alltoallv_with(const char *spec, const void *sendbuf, const int sendcounts[],

@@ -85,7 +85,7 @@ struct AutoState {
 constexpr double kNearEntry = 2.0;
 
 int reduce_summary(Context &ctx, const double local[kFields], double global[kFields]) {
-    SummaryOp &s = ctx.workspace<SummaryOp>();
+    SummaryOp &s = ctx.state<SummaryOp>();
     if (s.record == MPI_DATATYPE_NULL) {
         MPI_Datatype record;
         TUCOLL_MPI(MPI_Type_contiguous(kFields, MPI_DOUBLE, &record));
@@ -212,7 +212,7 @@ int choose_online(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState
 int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
     const int p = ctx.size();
     const Scope scope{p, ctx.topology().max_local_size};
-    AutoState &state = ctx.workspace<AutoState>();
+    AutoState &state = ctx.state<AutoState>();
     std::string used;
     char note[200];
     const bool first = !state.agreed;

@@ -17,11 +17,11 @@ TunaConfig bruck2_config() {
     return c;
 }
 
-int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     TunaConfig config = bruck2_config();
-    if (needs_temp(ctx.size(), config)) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    if (needs_temp(ctx.size(), config)) TUCOLL_CO_TRY(co_await global_max_block(ctx, call, &config.max_block));
     const FlatLayout layout(call, ctx.size(), ctx.rank());
-    return run_tuna_rounds(ctx, layout, config, stats);
+    co_return co_await run_tuna_rounds(ctx, layout, config, stats);
 }
 
 }  // namespace

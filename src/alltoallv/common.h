@@ -20,12 +20,13 @@ struct StepPeers {
 
 // Runs `steps` steps of `peers(step)` (step = 1..steps), `window` steps at a time: the window's
 // receives are posted, then its sends, then all of them are completed before the next window
-// starts (window 1: one step at a time; window >= steps: everything at once). The block a rank
-// sends itself is copied locally first. Zero-size blocks are skipped on both sides: the
+// starts (window 1: one step at a time; window >= steps: everything at once): one round of the
+// schedule per window. The block a rank sends itself is copied locally first. Zero-size blocks are skipped on both sides: the
 // receiver knows the size from recvcounts and the sender from sendcounts, and MPI's signature
-// rules make the two agree.
+// rules make the two agree. `peers` is kept by the schedule, which outlives the caller's frame:
+// it captures by value.
 template <class Peers>
-int windowed_exchange(Context &ctx, const Call &call, int steps, int window, Peers peers, CallStats &stats) {
+Task windowed_exchange(Context &ctx, const Call &call, int steps, int window, Peers peers, CallStats &stats) {
     const int me = ctx.rank();
     local_copy(call.rbuf + call.rdispls[me], call.sbuf + call.sdispls[me], call.rcounts[me]);
     Requests &reqs = ctx.requests();
@@ -47,9 +48,9 @@ int windowed_exchange(Context &ctx, const Call &call, int steps, int window, Pee
                 reqs.send(call.sbuf + call.sdispls[step.to], call.scounts[step.to], step.to, kTagData, comm);
             }
         }
-        reqs.wait_all();
+        co_await reqs.completion();
     }
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
 }
 
 // Steps whose partner is `distance` ranks up (send) and down (receive) the ring, or the reverse.

@@ -29,8 +29,8 @@ class FlatLayout final : public TunaLayout {
     const int p_, me_;
 };
 
-// M: the largest block any rank sends (one MPI_Allreduce over the private communicator, unless
-// the call already knows it).
-int global_max_block(Context &ctx, const Call &call, int64_t *out);
+// M: the largest block any rank sends (one reduction over the private communicator, unless the
+// call already knows it: MPI_Allreduce, or MPI_Iallreduce awaited in a nonblocking call).
+Task global_max_block(Context &ctx, const Call &call, int64_t *out);
 
 }  // namespace tucoll::alltoallv

@@ -65,13 +65,13 @@ class NodeLayout final : public TunaLayout {
     const int64_t max_block_;
 };
 
-int run_flat_instead(Context &ctx, const Call &call, int radix, const std::string &why, CallStats &stats) {
+Task run_flat_instead(Context &ctx, const Call &call, int radix, const char *why, CallStats &stats) {
     TunaConfig config;
     config.radix = std::min(radix, std::max(2, ctx.size()));
-    if (needs_temp(ctx.size(), config)) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    if (needs_temp(ctx.size(), config)) TUCOLL_CO_TRY(co_await global_max_block(ctx, call, &config.max_block));
     stats.path += "; fallback to tuna:radix=" + std::to_string(config.radix) + " (" + why + ")";
     const FlatLayout layout(call, ctx.size(), ctx.rank());
-    return run_tuna_rounds(ctx, layout, config, stats);
+    co_return co_await run_tuna_rounds(ctx, layout, config, stats);
 }
 
 }  // namespace
@@ -127,16 +127,16 @@ char *InterNodeArena::place(int64_t bytes) {
     return at;
 }
 
-int run_hierarchical(Context &ctx, const Call &call, const Params &params, InterNodePhase inter, CallStats &stats) {
+Task run_hierarchical(Context &ctx, const Call &call, const Params &params, InterNodePhase inter, CallStats &stats) {
     const Topology &topo = ctx.topology();
     const int radix = static_cast<int>(params.get("radix"));
     if (topo.ppn == 0) {
-        return run_flat_instead(ctx, call, radix, "nodes hold different numbers of ranks", stats);
+        co_return co_await run_flat_instead(ctx, call, radix, "nodes hold different numbers of ranks", stats);
     }
     const int q = topo.ppn, nodes = topo.num_nodes;
     TunaConfig config;
     config.radix = std::min(radix, std::max(2, q));
-    if (needs_temp(q, config) || nodes > 1) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    if (needs_temp(q, config) || nodes > 1) TUCOLL_CO_TRY(co_await global_max_block(ctx, call, &config.max_block));
 
     HierarchicalWorkspace &ws = ctx.workspace<HierarchicalWorkspace>();
     const size_t inter_positions = static_cast<size_t>(nodes - 1) * q;
@@ -147,11 +147,11 @@ int run_hierarchical(Context &ctx, const Call &call, const Params &params, Inter
     stats.path += "; " + std::to_string(nodes) + " nodes x " + std::to_string(q) + " ranks";
 
     const NodeLayout layout(ctx, call, blocks, ws.arena, config.max_block);
-    TUCOLL_TRY(run_tuna_rounds(ctx, layout, config, stats));
+    TUCOLL_CO_TRY(co_await run_tuna_rounds(ctx, layout, config, stats));
     stats.scratch_bytes += ws.arena.bytes_in_use();
     for (int64_t b : blocks.bytes) stats.temp_bytes += b;
-    if (nodes == 1) return MPI_SUCCESS;
-    return inter(ctx, call, blocks, params.get("block_count"), stats);
+    if (nodes == 1) co_return MPI_SUCCESS;
+    co_return co_await inter(ctx, call, blocks, params.get("block_count"), stats);
 }
 
 }  // namespace tucoll::alltoallv

@@ -46,12 +46,12 @@ struct InterNodeBlocks {
     }
 };
 
-using InterNodePhase = int (*)(Context &ctx, const Call &call, InterNodeBlocks &blocks, long block_count,
+using InterNodePhase = Task (*)(Context &ctx, const Call &call, InterNodeBlocks &blocks, long block_count,
                                CallStats &stats);
 
 // Runs the whole hierarchical exchange with `inter` as its inter-node phase. When the nodes hold
 // different numbers of ranks it runs flat tuna instead and says so in stats.path.
-int run_hierarchical(Context &ctx, const Call &call, const Params &params, InterNodePhase inter, CallStats &stats);
+Task run_hierarchical(Context &ctx, const Call &call, const Params &params, InterNodePhase inter, CallStats &stats);
 
 // Registry properties of both variants, whose inter-node phase has `inter_messages` messages per
 // rank in batches of block_count: flows at once (the larger of the two phases) and whether M is

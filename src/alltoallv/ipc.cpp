@@ -282,10 +282,10 @@ void copy_into_node(Context &ctx, const Call &call, const Settings &s, ipc::Back
 
 // The exchange by `staged` (host memory, the MPI's messages), for device buffers that copies
 // cannot serve with an MPI that does not take them.
-int run_staged(Context &ctx, const Call &call, IpcWorkspace &ws, const char *why, CallStats &stats) {
-    if (ws.staged.spec.empty()) TUCOLL_TRY(resolve_spec(registry(), "staged", ctx.scope(), &ws.staged));
+Task run_staged(Context &ctx, const Call &call, IpcWorkspace &ws, const char *why, CallStats &stats) {
+    if (ws.staged.spec.empty()) TUCOLL_CO_TRY(resolve_spec(registry(), "staged", ctx.scope(), &ws.staged));
     stats.add_path(std::string("ipc: ") + why + ": staged");
-    return registry()[ws.staged.index].run(ctx, call, ws.staged.params, stats);
+    co_return co_await registry()[ws.staged.index].run(ctx, call, ws.staged.params, stats);
 }
 
 // By messages only, with no synchronisation of the node: where the backend was refused on this
@@ -293,20 +293,20 @@ int run_staged(Context &ctx, const Call &call, IpcWorkspace &ws, const char *why
 // back to the library's optimised alltoall; every rank knows the block size, so all decide
 // alike). A uniform exchange then is the MPI's own MPI_Alltoall on the byte view (its blocks lie
 // at j * B on both sides), anything else the spread-out exchange.
-int run_messages(Context &ctx, const Call &call, const char *why, CallStats &stats) {
+Task run_messages(Context &ctx, const Call &call, const char *why, CallStats &stats) {
     stats.add_path(why);
     const int p = ctx.size(), me = ctx.rank();
     if (call.uniform && call.rcounts[0] <= INT_MAX) {
         const int block = static_cast<int>(call.rcounts[0]);
         for (int j = 0; j < p; ++j) TUCOLL_ASSERT(call.sdispls[j] == j * call.scounts[0]);
         if (call.scounts[me] != call.rcounts[me]) {
-            return failf(MPI_ERR_TRUNCATE, "rank %d sends %lld bytes per block but expects %lld", me,
-                         static_cast<long long>(call.scounts[me]), static_cast<long long>(call.rcounts[me]));
+            co_return failf(MPI_ERR_TRUNCATE, "rank %d sends %lld bytes per block but expects %lld", me,
+                            static_cast<long long>(call.scounts[me]), static_cast<long long>(call.rcounts[me]));
         }
-        TUCOLL_MPI(PMPI_Alltoall(call.sbuf, block, MPI_BYTE, call.rbuf, block, MPI_BYTE, ctx.comm()));
-        return MPI_SUCCESS;
+        TUCOLL_CO_MPI(PMPI_Alltoall(call.sbuf, block, MPI_BYTE, call.rbuf, block, MPI_BYTE, ctx.comm()));
+        co_return MPI_SUCCESS;
     }
-    return windowed_exchange(ctx, call, p - 1, p - 1, [&](int i) { return send_up(me, p, i); }, stats);
+    co_return co_await windowed_exchange(ctx, call, p - 1, p - 1, [me, p](int i) { return send_up(me, p, i); }, stats);
 }
 
 // What the ranks of this node said of their buffers (every rank of the node sees the same slots).
@@ -325,10 +325,12 @@ NodeBuffers node_buffers(const IpcWorkspace &ws) {
     return n;
 }
 
-int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
+// Not a schedule of rounds yet: the node's agreement and copies run blocking, also in a
+// nonblocking call (at its start); only the fallbacks by messages and staging are schedules.
+Task run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
     Settings s = settings_of(params);
     const Topology &topo = ctx.topology();
-    IpcWorkspace &ws = ctx.workspace<IpcWorkspace>();
+    IpcWorkspace &ws = ctx.state<IpcWorkspace>();
     Requests &reqs = ctx.requests();
     const Buffers mine = buffers_of(call);
     // Without an MPI that takes device buffers, nothing on them may reach it: every block of the
@@ -337,39 +339,43 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
     const bool device_only = mine.device && !ipc::mpi_takes_device_buffers();
     if (device_only) {
         s.ipc_threshold = 0;
-        if (topo.num_nodes > 1) return run_staged(ctx, call, ws, "device buffers across nodes, MPI not CUDA-aware", stats);
+        if (topo.num_nodes > 1) {
+            co_return co_await run_staged(ctx, call, ws, "device buffers across nodes, MPI not CUDA-aware", stats);
+        }
     }
     // The backend of this rank's memory (a rank that receives nothing may pass no receive buffer).
     ipc::Backend &backend = ipc::backend_for(mine.staging ? nullptr : call.rbuf != nullptr ? call.rbuf : call.sbuf);
     MPI_Comm node = MPI_COMM_NULL;
-    TUCOLL_TRY(ctx.node_comm(&node));
+    TUCOLL_CO_TRY(ctx.node_comm(&node));
 
     if (ws.usable == 0) {
-        if (device_only) return run_staged(ctx, call, ws, "backend refused, MPI not CUDA-aware", stats);
-        return run_messages(ctx, call, "ipc refused: messages", stats);
+        if (device_only) co_return co_await run_staged(ctx, call, ws, "backend refused, MPI not CUDA-aware", stats);
+        co_return co_await run_messages(ctx, call, "ipc refused: messages", stats);
     }
     if (call.uniform && call.rcounts[0] < s.ipc_threshold) {
-        return run_messages(ctx, call, "ipc below threshold: the MPI's alltoall", stats);
+        co_return co_await run_messages(ctx, call, "ipc below threshold: the MPI's alltoall", stats);
     }
     int64_t uniform = -1;
-    TUCOLL_TRY(uniform_block(ctx, call, s.uniform_check, &uniform));
-    TUCOLL_TRY(exchange_slots(ctx, call, backend, mine, uniform, node, ws));
+    TUCOLL_CO_TRY(uniform_block(ctx, call, s.uniform_check, &uniform));
+    TUCOLL_CO_TRY(exchange_slots(ctx, call, backend, mine, uniform, node, ws));
     // From here on the backend may open peers for this communicator (agree_usable verifies them).
     if (std::find(ws.used.begin(), ws.used.end(), &backend) == ws.used.end()) ws.used.push_back(&backend);
     // Decided alike by every rank of the node from the same slots; device_only implies one node,
     // so these returns are the whole communicator's.
     const NodeBuffers n = node_buffers(ws);
     if (n.any_device && !n.all_device) {
-        return failf(MPI_ERR_BUFFER, "ipc: the ranks of a node pass device and host buffers alike: every rank "
-                                     "passes buffers of the same kind");
+        co_return failf(MPI_ERR_BUFFER, "ipc: the ranks of a node pass device and host buffers alike: every rank "
+                                        "passes buffers of the same kind");
     }
-    if (device_only && n.any_staging) return run_staged(ctx, call, ws, "mixed or managed memory", stats);
-    if (device_only && !n.all_exposed) return run_staged(ctx, call, ws, "a buffer that CUDA IPC cannot export", stats);
+    if (device_only && n.any_staging) co_return co_await run_staged(ctx, call, ws, "mixed or managed memory", stats);
+    if (device_only && !n.all_exposed) {
+        co_return co_await run_staged(ctx, call, ws, "a buffer that CUDA IPC cannot export", stats);
+    }
     if (ws.usable < 0) {
-        TUCOLL_TRY(agree_usable(ctx, backend, ws, mine, device_only, topo.local_size, topo.local_rank, &ws.usable));
-        if (ws.usable == 0) return run(ctx, call, params, stats);
+        TUCOLL_CO_TRY(agree_usable(ctx, backend, ws, mine, device_only, topo.local_size, topo.local_rank, &ws.usable));
+        if (ws.usable == 0) co_return co_await run(ctx, call, params, stats);
     }
-    if (n.any_staging) return run_staged(ctx, call, ws, "mixed or managed memory", stats);
+    if (n.any_staging) co_return co_await run_staged(ctx, call, ws, "mixed or managed memory", stats);
     stats.add_path(std::string("ipc ") + backend.name() + (uniform >= 0 ? ", uniform" : ""));
 
     if (s.overlap) post_messages(ctx, call, s, ws, /*remote=*/true, stats);
@@ -384,11 +390,11 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
     // The node's barrier: every copy into this rank has landed; any rank's failure is every rank's.
     const int failed = reqs.failed() ? 1 : 0;
     int any = 0;
-    TUCOLL_MPI(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, node));
+    TUCOLL_CO_MPI(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, node));
     if (any && !failed) {
         reqs.fault(failf(MPI_ERR_OTHER, "another rank of this node failed in the ipc exchange"));
     }
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
 }
 
 }  // namespace

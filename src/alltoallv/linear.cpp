@@ -5,7 +5,7 @@
 namespace tucoll::alltoallv {
 namespace {
 
-int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
     auto ascending = [me](int step) {
         const int peer = step - 1 < me ? step - 1 : step;  // the step-th rank other than this one

@@ -5,9 +5,9 @@
 namespace tucoll::alltoallv {
 namespace {
 
-int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
-    return windowed_exchange(ctx, call, p - 1, 1, [&](int s) { return send_up(me, p, s); }, stats);
+    return windowed_exchange(ctx, call, p - 1, 1, [me, p](int s) { return send_up(me, p, s); }, stats);
 }
 
 }  // namespace

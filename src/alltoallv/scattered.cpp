@@ -5,11 +5,11 @@
 namespace tucoll::alltoallv {
 namespace {
 
-int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
     // As MPICH: receive from rank+i, send to rank-i.
     return windowed_exchange(ctx, call, p - 1, window_of(params.get("block_count"), p - 1),
-                             [&](int i) { return send_down(me, p, i); }, stats);
+                             [me, p](int i) { return send_down(me, p, i); }, stats);
 }
 
 }  // namespace

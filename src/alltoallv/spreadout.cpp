@@ -5,9 +5,9 @@
 namespace tucoll::alltoallv {
 namespace {
 
-int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
-    return windowed_exchange(ctx, call, p - 1, p - 1, [&](int i) { return send_up(me, p, i); }, stats);
+    return windowed_exchange(ctx, call, p - 1, p - 1, [me, p](int i) { return send_up(me, p, i); }, stats);
 }
 
 }  // namespace

@@ -62,12 +62,12 @@ int copy_blocks(char *dst, const int64_t dst_displs[], const char *src, const in
     return ipc::finish_copies(device);  // one synchronisation for all of them
 }
 
-int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
     const int p = ctx.size();
     StagedWorkspace &ws = ctx.workspace<StagedWorkspace>();
     const int choice = static_cast<int>(params.get("inner"));
     if (ws.inner_choice != choice) {
-        TUCOLL_TRY(resolve_spec(registry(), kInner[choice], ctx.scope(), &ws.inner));
+        TUCOLL_CO_TRY(resolve_spec(registry(), kInner[choice], ctx.scope(), &ws.inner));
         ws.inner_choice = choice;
     }
     const int64_t send_total = back_to_back(call.scounts, p, ws.sdispls);
@@ -75,22 +75,22 @@ int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) 
     char *send = ws.send.get(static_cast<size_t>(send_total));
     char *recv = ws.recv.get(static_cast<size_t>(recv_total));
     if ((send == nullptr && send_total > 0) || (recv == nullptr && recv_total > 0)) {
-        return failf(MPI_ERR_NO_MEM, "staged: cannot allocate %lld bytes of host buffers",
+        co_return failf(MPI_ERR_NO_MEM, "staged: cannot allocate %lld bytes of host buffers",
                      static_cast<long long>(send_total + recv_total));
     }
     stats.scratch_bytes += send_total + recv_total;
     const bool device = ipc::crosses_device_link(call.sbuf, call.rbuf);
-    TUCOLL_TRY(copy_blocks(send, ws.sdispls.data(), call.sbuf, call.sdispls, call.scounts, p, device));
+    TUCOLL_CO_TRY(copy_blocks(send, ws.sdispls.data(), call.sbuf, call.sdispls, call.scounts, p, device));
     const Call host{call.typed, send, call.scounts, ws.sdispls.data(), recv, call.rcounts, ws.rdispls.data(),
                     call.known_max_block, call.uniform};
     const Algorithm &inner = registry()[ws.inner.index];
     stats.add_path("staged through host memory: " + ws.inner.spec);
-    const int rc = inner.run(ctx, host, ws.inner.params, stats);
+    const int rc = co_await inner.run(ctx, host, ws.inner.params, stats);
     // The inner exchange's requests complete before its results are copied back.
     ctx.requests().fault(rc);
-    ctx.requests().wait_all();
-    if (ctx.requests().failed()) return MPI_SUCCESS;
-    return copy_blocks(call.rbuf, call.rdispls, recv, ws.rdispls.data(), call.rcounts, p, device);
+    co_await ctx.requests().completion();
+    if (ctx.requests().failed()) co_return MPI_SUCCESS;
+    co_return copy_blocks(call.rbuf, call.rdispls, recv, ws.rdispls.data(), call.rcounts, p, device);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "alltoallv/flat_layout.h"
 #include "core/errors.h"
+#include "core/p2p.h"
 
 namespace tucoll::alltoallv {
 
@@ -23,22 +24,29 @@ int reduce_max_block(Context &ctx, int64_t mine, int64_t *m) {
     return MPI_SUCCESS;
 }
 
-int global_max_block(Context &ctx, const Call &call, int64_t *out) {
+Task global_max_block(Context &ctx, const Call &call, int64_t *out) {
     if (call.known_max_block >= 0) {
         *out = call.known_max_block;
-        return MPI_SUCCESS;
+        co_return MPI_SUCCESS;
     }
-    return reduce_max_block(ctx, largest_send_block(call, ctx.size()), out);
+    const int64_t mine = largest_send_block(call, ctx.size());
+    Requests &reqs = ctx.requests();
+    if (!reqs.deferred()) co_return reduce_max_block(ctx, mine, out);
+    MPI_Request req = MPI_REQUEST_NULL;
+    TUCOLL_CO_MPI(MPI_Iallreduce(&mine, out, 1, MPI_INT64_T, MPI_MAX, ctx.comm(), &req));
+    reqs.adopt(req);
+    co_await reqs.completion();
+    co_return MPI_SUCCESS;
 }
 
 namespace {
 
-int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
     TunaConfig config;
     config.radix = static_cast<int>(params.get("radix"));
-    if (needs_temp(ctx.size(), config)) TUCOLL_TRY(global_max_block(ctx, call, &config.max_block));
+    if (needs_temp(ctx.size(), config)) TUCOLL_CO_TRY(co_await global_max_block(ctx, call, &config.max_block));
     const FlatLayout layout(call, ctx.size(), ctx.rank());
-    return run_tuna_rounds(ctx, layout, config, stats);
+    co_return co_await run_tuna_rounds(ctx, layout, config, stats);
 }
 
 }  // namespace

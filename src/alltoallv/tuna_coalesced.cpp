@@ -13,7 +13,7 @@ struct CoalescedWorkspace {
     std::vector<BlockList> incoming, outgoing;
 };
 
-int inter_coalesced(Context &ctx, const Call &call, InterNodeBlocks &blocks, long block_count, CallStats &stats) {
+Task inter_coalesced(Context &ctx, const Call &call, InterNodeBlocks &blocks, long block_count, CallStats &stats) {
     const Topology &t = blocks.topo;
     const int q = t.ppn, nodes = t.num_nodes, me = t.node, local = t.local_rank;
     const int batch = window_of(block_count, nodes - 1);
@@ -44,13 +44,13 @@ int inter_coalesced(Context &ctx, const Call &call, InterNodeBlocks &blocks, lon
             if (!out.empty()) stats.count_send(out.bytes());
             reqs.send(out, t.rank_of(to, local), kTagInter, ctx.comm());
         }
-        reqs.wait_all();
+        co_await reqs.completion();
     }
     stats.rounds += nodes - 1;
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
 }
 
-int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
     return run_hierarchical(ctx, call, params, inter_coalesced, stats);
 }
 

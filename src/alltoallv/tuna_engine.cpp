@@ -45,7 +45,7 @@ class Rounds {
           ws_(ctx.workspace<EngineWorkspace>()), schedule_(ws_.schedule_for(layout.ring_size(), config.radix)),
           n_(layout.ring_size()), me_(layout.ring_index()), groups_(layout.groups()), block_(config.max_block) {}
 
-    int run();
+    Task run();
 
   private:
     char *temp(int position, int group) const {
@@ -61,10 +61,16 @@ class Rounds {
 
     void copy_slot_zero();
     bool direct_only() const;
-    void run_direct_only();
+    void post_direct_only();
+    void direct_only_arrived();
     void allocate_temp();
-    void run_round(const RadixSchedule::Round &round);
-    void exchange_sizes(const RadixSchedule::Round &round, int send_peer, int recv_peer);
+    // A round: its slots, the sizes the receiver cannot know (posted when there are any, read
+    // once they arrived), the data, and where each block now is.
+    void begin_round(const RadixSchedule::Round &round);
+    bool post_sizes(const RadixSchedule::Round &round);
+    void read_sizes(const RadixSchedule::Round &round);
+    void post_data(const RadixSchedule::Round &round);
+    void end_round(const RadixSchedule::Round &round);
 
     Context &ctx_;
     Requests &reqs_;
@@ -78,6 +84,7 @@ class Rounds {
     char *temp_ = nullptr;
     int positions_ = 0;  // T's capacity, in positions of groups_ blocks of M bytes
     int in_use_ = 0, peak_ = 0;
+    int send_peer_ = 0, recv_peer_ = 0;  // this round's partners
 };
 
 void Rounds::copy_slot_zero() {
@@ -102,7 +109,7 @@ bool Rounds::direct_only() const {
     return true;
 }
 
-void Rounds::run_direct_only() {
+void Rounds::post_direct_only() {
     std::vector<BlockList> &lists = ws_.lists;
     if (lists.size() < 2 * schedule_.rounds().size()) lists.resize(2 * schedule_.rounds().size());
     size_t k = 0;
@@ -128,7 +135,9 @@ void Rounds::run_direct_only() {
         if (!out.empty()) stats_.count_send(out.bytes());
         reqs_.send(out, layout_.ring_rank((me_ + slot) % n_), kTagData, ctx_.comm());
     }
-    reqs_.wait_all();
+}
+
+void Rounds::direct_only_arrived() {
     for (const auto &round : schedule_.rounds()) {
         const int slot = static_cast<int>(round.distance);
         for (int g = 0; g < groups_; ++g) layout_.arrived(slot, g, layout_.destination_bytes(slot, g));
@@ -150,16 +159,27 @@ void Rounds::allocate_temp() {
     ws_.held.assign(static_cast<size_t>(positions_) * groups_, 0);
 }
 
-int Rounds::run() {
+Task Rounds::run() {
     copy_slot_zero();
     stats_.rounds += schedule_.num_rounds();
-    if (n_ == 1) return MPI_SUCCESS;
+    if (n_ == 1) co_return MPI_SUCCESS;
     if (direct_only()) {
-        run_direct_only();
-        return MPI_SUCCESS;
+        post_direct_only();
+        co_await reqs_.completion();
+        direct_only_arrived();
+        co_return MPI_SUCCESS;
     }
     allocate_temp();
-    for (const auto &round : schedule_.rounds()) run_round(round);
+    for (const auto &round : schedule_.rounds()) {
+        begin_round(round);
+        if (post_sizes(round)) {
+            co_await reqs_.completion();
+            read_sizes(round);
+        }
+        post_data(round);
+        co_await reqs_.completion();
+        end_round(round);
+    }
     // T is sized by the schedule's peak, which the rounds just reached (never more: the free list
     // would have run dry).
     TUCOLL_ASSERT(peak_ <= positions_ && (!config_.tight_temp || peak_ == positions_));
@@ -168,13 +188,23 @@ int Rounds::run() {
     // What T holds beyond the paper's B blocks: pass-through blocks arriving while their
     // predecessors are still being sent.
     stats_.staging_bytes += std::max(0, positions_ - (n_ - 1 - schedule_.num_rounds())) * position_bytes;
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
+}
+
+void Rounds::begin_round(const RadixSchedule::Round &round) {
+    const int64_t d = round.distance;
+    send_peer_ = layout_.ring_rank(static_cast<int>((me_ + d) % n_));
+    recv_peer_ = layout_.ring_rank(static_cast<int>((me_ - d + n_) % n_));
+    schedule_.slots_of(round, &ws_.slots);
+    const size_t items = ws_.slots.size() * groups_;
+    ws_.out_bytes.assign(items, 0);
+    ws_.in_bytes.assign(items, 0);
 }
 
 // Phase 1 of a round: the sizes the receiver cannot know (blocks not yet at their destination,
 // or whose destination size is not local), in slot then group order. An announced size that does
 // not fit its place is an error; the block is then received only as far as its place goes.
-void Rounds::exchange_sizes(const RadixSchedule::Round &round, int send_peer, int recv_peer) {
+bool Rounds::post_sizes(const RadixSchedule::Round &round) {
     const std::vector<int> &slots = ws_.slots;
     std::vector<int64_t> &out_bytes = ws_.out_bytes, &in_bytes = ws_.in_bytes;
     int count = 0;
@@ -198,13 +228,18 @@ void Rounds::exchange_sizes(const RadixSchedule::Round &round, int send_peer, in
             }
         }
     }
-    if (count == 0) return;
+    if (count == 0) return false;
     // Sizes that do not arrive (the sender failed and sends nothing) are taken as empty.
     std::fill(ws_.meta_in.begin(), ws_.meta_in.begin() + count, 0);
-    reqs_.recv(ws_.meta_in.data(), count * static_cast<int64_t>(sizeof(int64_t)), recv_peer, kTagMeta, ctx_.comm());
-    reqs_.send(ws_.meta_out.data(), count * static_cast<int64_t>(sizeof(int64_t)), send_peer, kTagMeta, ctx_.comm());
-    reqs_.wait_all();
-    count = 0;
+    reqs_.recv(ws_.meta_in.data(), count * static_cast<int64_t>(sizeof(int64_t)), recv_peer_, kTagMeta, ctx_.comm());
+    reqs_.send(ws_.meta_out.data(), count * static_cast<int64_t>(sizeof(int64_t)), send_peer_, kTagMeta, ctx_.comm());
+    return true;
+}
+
+void Rounds::read_sizes(const RadixSchedule::Round &round) {
+    const std::vector<int> &slots = ws_.slots;
+    std::vector<int64_t> &in_bytes = ws_.in_bytes;
+    int count = 0;
     for (size_t s = 0; s < slots.size(); ++s) {
         const bool last = last_hop(slots[s], round);
         for (int g = 0; g < groups_; ++g) {
@@ -215,7 +250,7 @@ void Rounds::exchange_sizes(const RadixSchedule::Round &round, int send_peer, in
             const int64_t place = known >= 0 ? known : last ? layout_.destination_capacity(slots[s], g) : block_;
             if (size < 0 || size > place || (known >= 0 && size != known)) {
                 reqs_.fault(failf(MPI_ERR_TRUNCATE, "rank %d announces a %lld-byte block where %lld %s: send and receive "
-                                  "counts do not match", recv_peer, static_cast<long long>(size),
+                                  "counts do not match", recv_peer_, static_cast<long long>(size),
                                   static_cast<long long>(place), known >= 0 ? "are expected" : "fit"));
             }
             in_bytes[k] = std::clamp<int64_t>(size, 0, place);
@@ -223,20 +258,10 @@ void Rounds::exchange_sizes(const RadixSchedule::Round &round, int send_peer, in
     }
 }
 
-void Rounds::run_round(const RadixSchedule::Round &round) {
-    const MPI_Comm comm = ctx_.comm();
-    const int64_t d = round.distance;
-    const int send_peer = layout_.ring_rank(static_cast<int>((me_ + d) % n_));
-    const int recv_peer = layout_.ring_rank(static_cast<int>((me_ - d + n_) % n_));
-    std::vector<int> &slots = ws_.slots;
-    schedule_.slots_of(round, &slots);
-    const size_t items = slots.size() * groups_;
-    ws_.out_bytes.assign(items, 0);
-    ws_.in_bytes.assign(items, 0);
-    exchange_sizes(round, send_peer, recv_peer);
-
-    // Phase 2: the data, one message each way. A block that stays takes a free position; a
-    // block passing through leaves its old one only when the round is over.
+// Phase 2 of a round: the data, one message each way. A block that stays takes a free position; a
+// block passing through leaves its old one only when the round is over (end_round).
+void Rounds::post_data(const RadixSchedule::Round &round) {
+    const std::vector<int> &slots = ws_.slots;
     ws_.staying.assign(slots.size(), -1);
     BlockList &out = ws_.out, &in = ws_.in;
     out.clear();
@@ -261,11 +286,13 @@ void Rounds::run_round(const RadixSchedule::Round &round) {
         }
     }
     peak_ = std::max(peak_, in_use_);
-    reqs_.recv(in, recv_peer, kTagData, comm);
+    reqs_.recv(in, recv_peer_, kTagData, ctx_.comm());
     if (!out.empty()) stats_.count_send(out.bytes());
-    reqs_.send(out, send_peer, kTagData, comm);
-    reqs_.wait_all();
+    reqs_.send(out, send_peer_, kTagData, ctx_.comm());
+}
 
+void Rounds::end_round(const RadixSchedule::Round &round) {
+    const std::vector<int> &slots = ws_.slots;
     for (size_t s = 0; s < slots.size(); ++s) {
         const int slot = slots[s];
         const bool first = first_hop(slot, round), last = last_hop(slot, round);
@@ -287,8 +314,9 @@ void Rounds::run_round(const RadixSchedule::Round &round) {
 
 }  // namespace
 
-int run_tuna_rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats) {
-    return Rounds(ctx, layout, config, stats).run();
+Task run_tuna_rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats) {
+    Rounds rounds(ctx, layout, config, stats);  // in this coroutine's frame, as long as the rounds run
+    co_return co_await rounds.run();
 }
 
 }  // namespace tucoll::alltoallv

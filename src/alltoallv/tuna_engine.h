@@ -10,6 +10,7 @@
 #include "alltoallv/radix_schedule.h"
 #include "core/context.h"
 #include "core/stats.h"
+#include "core/task.h"
 
 namespace tucoll::alltoallv {
 
@@ -47,11 +48,11 @@ struct TunaConfig {
     int64_t max_block = 0;  // M, the largest block on any rank (bytes)
 };
 
-// Runs all rounds; afterwards every block has reached layout.destination(). Errors (an announced
+// The schedule of all rounds (two waits each: sizes, then data); afterwards every block has reached layout.destination(). Errors (an announced
 // block larger than its place, no memory for T) are recorded on the context's traffic and the
 // rounds go on (core/p2p.h). Accumulates rounds, messages, bytes through T and the peak of T
 // into `stats`.
-int run_tuna_rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats);
+Task run_tuna_rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats);
 
 // Whether a configuration needs T (and so M) on a ring of n ranks: false when every block goes
 // straight to its destination (radix >= n-1).

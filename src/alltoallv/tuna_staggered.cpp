@@ -9,7 +9,7 @@
 namespace tucoll::alltoallv {
 namespace {
 
-int inter_staggered(Context &ctx, const Call &call, InterNodeBlocks &blocks, long block_count, CallStats &stats) {
+Task inter_staggered(Context &ctx, const Call &call, InterNodeBlocks &blocks, long block_count, CallStats &stats) {
     const Topology &t = blocks.topo;
     const int q = t.ppn, nodes = t.num_nodes, me = t.node, local = t.local_rank;
     const int messages = (nodes - 1) * q;
@@ -31,13 +31,13 @@ int inter_staggered(Context &ctx, const Call &call, InterNodeBlocks &blocks, lon
             if (blocks.bytes[pos] > 0) stats.count_send(blocks.bytes[pos]);
             reqs.send(blocks.at[pos], blocks.bytes[pos], t.rank_of(to, local), kTagInter, ctx.comm());
         }
-        reqs.wait_all();
+        co_await reqs.completion();
     }
     stats.rounds += messages;
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
 }
 
-int run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
     return run_hierarchical(ctx, call, params, inter_staggered, stats);
 }
 

@@ -2,6 +2,7 @@
 // tucoll interposer never routes it back into tucoll.
 #include "alltoallv/alltoallv.h"
 #include "core/errors.h"
+#include "core/p2p.h"
 #include "core/platform.h"
 
 namespace tucoll::alltoallv {
@@ -13,12 +14,22 @@ int64_t elements(const int *counts, int p) {
     return n;
 }
 
-int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+// A nonblocking call runs the MPI's MPI_Ialltoallv, whose progress is the MPI's own.
+Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const TypedArgs &a = call.typed;
     // The MPI packs non-contiguous blocks as it sends them and unpacks those it receives.
     if (a.sendbuf != MPI_IN_PLACE) platform::charge_packing(a.sendtype, elements(a.sendcounts, ctx.size()));
-    TUCOLL_MPI(PMPI_Alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts,
-                              a.rdispls, a.recvtype, ctx.comm()));
+    Requests &reqs = ctx.requests();
+    if (reqs.deferred()) {
+        MPI_Request req = MPI_REQUEST_NULL;
+        TUCOLL_CO_MPI(PMPI_Ialltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts,
+                                      a.rdispls, a.recvtype, ctx.comm(), &req));
+        reqs.adopt(req);
+        co_await reqs.completion();
+    } else {
+        TUCOLL_CO_MPI(PMPI_Alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts,
+                                     a.rdispls, a.recvtype, ctx.comm()));
+    }
     platform::charge_packing(a.recvtype, elements(a.recvcounts, ctx.size()));
     // The vendor's schedule is not visible; report the messages any exchange needs at least.
     if (a.sendbuf != MPI_IN_PLACE) {
@@ -30,7 +41,7 @@ int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
             }
         }
     }
-    return MPI_SUCCESS;
+    co_return MPI_SUCCESS;
 }
 
 }  // namespace

@@ -6,11 +6,11 @@
 namespace tucoll::alltoallv {
 namespace {
 
-int run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
+Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
     int steps = 1;
     while (steps < p) steps <<= 1;
-    auto partner = [&](int s) {
+    auto partner = [me, p](int s) {
         const int peer = me ^ s;
         return peer < p ? StepPeers{peer, peer} : StepPeers{};
     };

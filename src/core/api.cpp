@@ -62,7 +62,7 @@ extern "C" int tucoll_get_stats(MPI_Comm comm, tucoll_stats_t *out) {
     if (ctx == nullptr || !ctx->has_stats()) {
         return tucoll::fail(MPI_ERR_OTHER, "tucoll_get_stats: no tucoll call has completed on this communicator");
     }
-    const tucoll::CallStats &s = ctx->stats();
+    const tucoll::CallStats &s = ctx->last_stats();
     std::memset(out, 0, sizeof *out);
     copy_string(out->collective, sizeof out->collective, s.collective);
     copy_string(out->algorithm, sizeof out->algorithm, s.algorithm);

@@ -132,7 +132,9 @@ char *ScratchBuffer::get(size_t bytes) {
 }
 
 Context::~Context() {
-    workspaces_.clear();
+    // The communicator is being freed (collectively): what was started on it completes first.
+    engine::complete_all(*this);
+    release_scratch();
     // The recording agrees on its last calls (collective, as the context's end is) and writes
     // its manifest.
     recorder_.reset();
@@ -337,9 +339,34 @@ int Context::select(const RegistryBase &registry, const char *explicit_spec, con
 }
 
 CallStats &Context::begin_call(const char *collective) {
-    stats_.reset(collective);
-    requests_.begin(calls_++, comm_, &topo_.node_of, topo_.node);
-    return stats_;
+    active_->stats().reset(collective);
+    active_->requests().begin(calls_++, comm_, &topo_.node_of, topo_.node);
+    return active_->stats();
+}
+
+void Context::publish_stats(const CallStats &stats) {
+    if (&stats != &last_stats_) last_stats_ = stats;
+}
+
+void Context::release_scratch() {
+    blocking_.scratch().clear();
+    idle_pending_.clear();
+    state_.clear();
+}
+
+Pending *Context::acquire_pending() {
+    if (idle_pending_.empty()) return new (std::nothrow) Pending(*this);
+    Pending *call = idle_pending_.back().release();
+    idle_pending_.pop_back();
+    return call;
+}
+
+void Context::release_pending(Pending *call) {
+    try {
+        idle_pending_.emplace_back(call);
+    } catch (...) {
+        delete call;
+    }
 }
 
 }  // namespace tucoll

@@ -11,13 +11,13 @@
 #include <deque>
 #include <memory>
 #include <string>
-#include <typeindex>
-#include <unordered_map>
 #include <vector>
 
+#include "core/operation.h"
 #include "core/p2p.h"
 #include "core/record.h"
 #include "core/registry.h"
+#include "core/request.h"
 #include "core/stats.h"
 
 namespace tucoll {
@@ -96,17 +96,18 @@ class Context {
     // communicator and text and then reused, so a call neither parses nor scans the registry.
     int select(const RegistryBase &registry, const char *explicit_spec, const Selection **out);
 
-    // Starts a collective call: statistics reset for `collective`, the traffic's error state
-    // cleared and its tags moved to the next call's.
+    // Starts a collective call on the active operation: its statistics reset for `collective`,
+    // its traffic's error state cleared and its tags those of the next call number.
     CallStats &begin_call(const char *collective);
-    Requests &requests() { return requests_; }
+    // The traffic of the operation running now (a blocking call's, or the nonblocking one being
+    // advanced: core/operation.h).
+    Requests &requests() { return active_->requests(); }
 
-    // Persistent exchanges started on this communicator and not yet run (tucoll_start): every
-    // collective call here runs them first, in start order — the order in which MPI has every
-    // rank start its collectives — so a blocking call between a start and its wait meets the
-    // same exchange on every rank. The runner is set by the first start.
-    void set_started_runner(int (*runner)(Context &)) { started_runner_ = runner; }
-    int run_started() { return started_runner_ != nullptr ? started_runner_(*this) : MPI_SUCCESS; }
+    // The operation blocking calls run on, and the pool nonblocking calls take theirs from (a
+    // pending call keeps its operation's scratch, so a steady state allocates nothing).
+    Operation &blocking_operation() { return blocking_; }
+    Pending *acquire_pending();
+    void release_pending(Pending *call);
 
     // A communicator of this rank's node (ranks in local order), split from the private
     // communicator on first use — collective then — and kept until the topology changes.
@@ -116,20 +117,30 @@ class Context {
     // next call. Collective; every rank must pass the same size.
     int window(size_t bytes, MPI_Win *win, char **base);
 
-    // A per-communicator object of type W (default-constructed on first use) in which an
-    // algorithm keeps what it reuses from call to call: buffers, vectors, schedules. Each
-    // algorithm family names its own W, with named members.
+    // An object of type W (default-constructed on first use) in which an algorithm keeps what
+    // it reuses from call to call: buffers, vectors, round plans. It belongs to the running
+    // operation, so that operations outstanding at once never share one. Each algorithm family
+    // names its own W, with named members.
     template <class W>
     W &workspace() {
-        std::shared_ptr<void> &slot = workspaces_[std::type_index(typeid(W))];
-        if (!slot) slot = std::make_shared<W>();
-        return *static_cast<W *>(slot.get());
+        return active_->scratch().get<W>();
     }
-    // Frees every workspace (tucoll_comm_release_scratch); they are rebuilt on the next call.
-    void release_scratch() { workspaces_.clear(); }
+    // An object of type W that lives as long as the communicator's context, shared by all its
+    // operations: what is learnt about the communicator (auto's agreed table, opened IPC peers).
+    template <class W>
+    W &state() {
+        return state_.get<W>();
+    }
+    // Frees every workspace and state (tucoll_comm_release_scratch); they are rebuilt on the
+    // next call.
+    void release_scratch();
 
-    CallStats &stats() { return stats_; }
-    bool has_stats() const { return !stats_.collective.empty(); }
+    // The running operation's statistics; the last completed call's (tucoll_get_stats).
+    CallStats &stats() { return active_->stats(); }
+    const CallStats &last_stats() const { return last_stats_; }
+    bool has_stats() const { return !last_stats_.collective.empty(); }
+    // A completed call's statistics become the last call's.
+    void publish_stats(const CallStats &stats);
 
     // The recording of this communicator's calls (TUCOLL_RECORD), made on its first recorded call.
     record::RecorderPtr &recorder() { return recorder_; }
@@ -156,19 +167,21 @@ class Context {
     int size_ = 1;
     Topology topo_;
     std::deque<CachedSelection> selections_;  // a deque: references stay valid as it grows
-    Requests requests_;
     uint64_t calls_ = 0;
-    CallStats stats_;
+    Operation blocking_{*this};
+    Operation *active_ = &blocking_;
+    std::vector<std::unique_ptr<Pending>> idle_pending_;
+    CallStats last_stats_;
     MPI_Comm node_comm_ = MPI_COMM_NULL;
     MPI_Win window_ = MPI_WIN_NULL;
     char *window_base_ = nullptr;
     void *window_memory_ = nullptr;  // MPI_Alloc_mem'd memory under MPI_Win_create, where used
     size_t window_bytes_ = 0;
-    std::unordered_map<std::type_index, std::shared_ptr<void>> workspaces_;
-    int (*started_runner_)(Context &) = nullptr;
+    Workspaces state_;
     record::RecorderPtr recorder_;
     uint64_t created_ = 0;  // creation order, for releasing contexts alike on every rank
 
+    friend class ActiveOperation;
     friend int delete_context(MPI_Comm, int, void *, void *);
     friend int cleanup_at_finalize(MPI_Comm, int, void *, void *);
 };

@@ -16,7 +16,11 @@
 //   static const RegistryBase &registry(const Args &);
 //   static int check(Context &, const Args &, Prepared *);           local, no communication
 //   static int check_consistency(Context &, const Args &, const Prepared &);   collective
-//   static int run(Context &, const Selection &, const Args &, Prepared &, CallStats &);
+//   static Task run(Context &, const Selection &, const Args &, Prepared &, CallStats &);
+//                                              the schedule (core/task.h); or an int for a
+//                                              collective that is not a schedule (blocking only)
+// optionally, for arguments pointing to tucoll's own per-call arrays (copied by a nonblocking call),
+//   static void keep(Context &, Args *, Workspaces &storage);
 // and, for the collectives a recording keeps (core/record.h),
 //   static void recorded_row(Context &, const Args &, const Prepared &, std::vector<int64_t> *row,
 //                            int64_t *type_size);   what this rank sends to each rank, in bytes
@@ -29,9 +33,15 @@
 #include "core/context.h"
 #include "core/errors.h"
 #include "core/record.h"
+#include "core/task.h"
 #include "core/validate.h"
 
 namespace tucoll {
+
+template <class C, class = void>
+struct KeepsArgs : std::false_type {};
+template <class C>
+struct KeepsArgs<C, std::void_t<decltype(&C::keep)>> : std::true_type {};
 
 template <class C, class = void>
 struct Recorded : std::false_type {};
@@ -57,27 +67,91 @@ void record_before(Context &ctx, const typename C::Args &args, const typename C:
     }
 }
 
+// The checks and selection every call begins with (local, unless TUCOLL_CHECK=global).
+template <class C>
+int prepare(const char *fn, const char *spec, const typename C::Args &args, Context **ctx,
+            typename C::Prepared *prep, const Selection **selection) {
+    TUCOLL_TRY(prefix_error(Context::get(C::comm(args), ctx), fn));
+    engine::progress();  // any tucoll call advances what is outstanding
+    int rc = C::check(**ctx, args, prep);
+    if (rc == MPI_SUCCESS) rc = prefix_error((*ctx)->select(C::registry(args), spec, selection), fn);
+    if (global_checks_enabled()) {
+        rc = agree_on_error(**ctx, rc, fn);
+        if (rc == MPI_SUCCESS) {
+            rc = agree_on_error(**ctx, prefix_error(C::check_consistency(**ctx, args, *prep), fn), fn);
+        }
+    }
+    return rc;
+}
+
+// A blocking call: its schedule runs to its end on the communicator's own operation.
 template <class C>
 int drive(const char *spec, const typename C::Args &args) {
     const char *fn = C::function(args);
     Context *ctx = nullptr;
-    TUCOLL_TRY(prefix_error(Context::get(C::comm(args), &ctx), fn));
     typename C::Prepared prep;
     const Selection *selection = nullptr;
-    int rc = C::check(*ctx, args, &prep);
-    if (rc == MPI_SUCCESS) rc = prefix_error(ctx->select(C::registry(args), spec, &selection), fn);
-    if (global_checks_enabled()) {
-        rc = agree_on_error(*ctx, rc, fn);
-        if (rc == MPI_SUCCESS) rc = agree_on_error(*ctx, prefix_error(C::check_consistency(*ctx, args, prep), fn), fn);
-    }
-    if (rc != MPI_SUCCESS) return rc;
-    TUCOLL_TRY(prefix_error(ctx->run_started(), fn));
+    TUCOLL_TRY(prepare<C>(fn, spec, args, &ctx, &prep, &selection));
+    // Outstanding operations on this communicator complete first: the blocking call's own MPI
+    // collectives (reductions, the vendor's) could not advance them while they wait.
+    engine::complete_all(*ctx);
     record::Call recorded;
     if (record::active()) record_before<C>(*ctx, args, prep, *selection, &recorded);
-    CallStats &stats = ctx->begin_call(C::registry(args).collective());
-    rc = prefix_error(ctx->requests().finish(C::run(*ctx, *selection, args, prep, stats)), fn);
-    if (recorded.on) record::after(*ctx, recorded, stats, rc);
+    Operation &op = ctx->blocking_operation();
+    int rc = MPI_SUCCESS;
+    {
+        ActiveOperation active(op);
+        CallStats &stats = ctx->begin_call(C::registry(args).collective());
+        if constexpr (std::is_same_v<decltype(C::run(*ctx, *selection, args, prep, stats)), Task>) {
+            Task task = C::run(*ctx, *selection, args, prep, stats);
+            task.start();  // not deferred: it never suspends
+            TUCOLL_ASSERT(task.done());
+            rc = task.result();
+        } else {
+            rc = C::run(*ctx, *selection, args, prep, stats);
+        }
+        rc = prefix_error(ctx->requests().finish(rc), fn);
+        ctx->publish_stats(stats);
+        if (recorded.on) record::after(*ctx, recorded, stats, rc);
+    }
     return rc;
+}
+
+// A nonblocking call's own copy of its arguments and checked types (the arrays they point to
+// stay the caller's, which MPI forbids changing before completion).
+template <class C>
+struct StartedCall {
+    typename C::Args args;
+    typename C::Prepared prep;
+};
+
+// A nonblocking call: the same checks and selection, then the schedule runs on an operation of
+// its own until its first wait; *request completes it (core/request.h).
+template <class C>
+int drive_nonblocking(const char *spec, const typename C::Args &args, tucoll_plan **request) {
+    const char *fn = C::function(args);
+    Context *ctx = nullptr;
+    typename C::Prepared prep;
+    const Selection *selection = nullptr;
+    TUCOLL_TRY(prepare<C>(fn, spec, args, &ctx, &prep, &selection));
+    Pending *call = ctx->acquire_pending();
+    if (call == nullptr) return failf(MPI_ERR_NO_MEM, "%s: no memory for the request", fn);
+    StartedCall<C> &started = call->storage().template get<StartedCall<C>>();
+    started.args = args;
+    started.prep = std::move(prep);
+    // What the arguments point to that is tucoll's own, not the caller's, is copied.
+    if constexpr (KeepsArgs<C>::value) C::keep(*ctx, &started.args, call->storage());
+    Operation &op = call->operation();
+    Task task;
+    {
+        ActiveOperation active(op);
+        CallStats &stats = ctx->begin_call(C::registry(args).collective());
+        task = C::run(*ctx, *selection, started.args, started.prep, stats);  // runs nothing yet
+    }
+    op.launch(std::move(task));
+    call->active = true;
+    *request = call;
+    return MPI_SUCCESS;
 }
 
 }  // namespace tucoll

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <utility>
 
 #include "core/errors.h"
+#include "core/operation.h"
 #include "core/platform.h"
 
 namespace tucoll {
@@ -345,11 +347,30 @@ void Requests::complete(bool blocking) {
     }
 }
 
-void Requests::wait_all() { complete(true); }
+void Requests::wait_all() {
+    // Other operations outstanding on this rank advance while this one waits: a peer may be
+    // waiting on one of them before it can serve this one (core/operation.h).
+    while (!engine::idle()) {
+        if (test_all()) return;
+        engine::progress();
+    }
+    complete(true);
+}
 
 bool Requests::test_all() {
     complete(false);
     return reqs_.empty();
+}
+
+bool Requests::resume_if_complete(bool block) {
+    if (!suspended_) return false;
+    if (block) {
+        wait_all();
+    } else if (!test_all()) {
+        return false;
+    }
+    std::exchange(suspended_, {}).resume();
+    return true;
 }
 
 }  // namespace tucoll

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <coroutine>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -95,6 +96,34 @@ class Requests {
     bool test_all();
     size_t pending() const { return reqs_.size(); }
 
+    // An MPI request the schedule waits for with its own (a nonblocking MPI collective's, such
+    // as the vendor's MPI_Ialltoallv): completed and checked for errors like the others.
+    void adopt(MPI_Request req) { post(req, -1, -1); }
+
+    // How a schedule (core/task.h) waits for what it posted: `co_await requests.completion()`.
+    // A blocking call waits on the spot and goes on; a deferred one (a nonblocking or
+    // persistent operation) goes on at once when everything is complete, else suspends until
+    // its operation's progress finds it so (resume_if_complete).
+    struct Completion {
+        Requests &requests;
+        bool await_ready() {
+            if (!requests.deferred_) {
+                requests.wait_all();
+                return true;
+            }
+            return requests.test_all();
+        }
+        void await_suspend(std::coroutine_handle<> waiting) { requests.suspended_ = waiting; }
+        void await_resume() const noexcept {}
+    };
+    Completion completion() { return Completion{*this}; }
+    void set_deferred(bool deferred) { deferred_ = deferred; }
+    bool deferred() const { return deferred_; }
+    // The schedule suspended on these requests, resumed when they are complete; false when it
+    // is still waiting (or none is suspended). Never blocks unless `block`.
+    bool resume_if_complete(bool block);
+    bool suspended() const { return static_cast<bool>(suspended_); }
+
   private:
     struct Posted {
         int peer;
@@ -109,6 +138,8 @@ class Requests {
     void complete(bool blocking);
 
     int epochs_ = 0;  // tag_epochs() of the communicator, looked up once
+    bool deferred_ = false;
+    std::coroutine_handle<> suspended_;
     std::vector<MPI_Request> reqs_;
     std::vector<Posted> posted_;
     std::vector<MPI_Status> statuses_;

@@ -1,6 +1,7 @@
 // libtucoll_preload: a PMPI interposer. MPI_Alltoallv, MPI_Alltoall, MPI_Allgather and
 // MPI_Allgatherv (C, and the Fortran mpif.h / `use mpi` bindings where the MPI's layout is known)
-// are routed through tucoll's selection — TUCOLL_ALLTOALLV / TUCOLL_ALLTOALL / TUCOLL_ALLGATHER /
+// and their nonblocking forms (C) are routed through tucoll's selection — TUCOLL_ALLTOALLV /
+// TUCOLL_ALLTOALL / TUCOLL_ALLGATHER /
 // TUCOLL_ALLGATHERV, else the default (auto for the all-to-alls) — and, where the MPI is MPI-4,
 // MPI_Alltoallv_init to tucoll's persistent plans, so unmodified programs get the tuned algorithms with
 //
@@ -172,6 +173,137 @@ TUCOLL_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatyp
                   tucoll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm));
 }
 
+// ---- Nonblocking collectives (MPI_Ialltoallv, MPI_Ialltoall, MPI_Iallgather, MPI_Iallgatherv) ----
+// The handle the program gets is a generalized request of the MPI library (MPI_Grequest_start)
+// paired with tucoll's request. The completion calls below advance tucoll's (tucoll_wait in the
+// wait family, tucoll_test in the test family) and complete the generalized request once tucoll's
+// has completed, so the MPI reports it complete in any mix with the program's other requests.
+// Requests of other kinds pay one atomic load while no such pair exists. (MPI forbids freeing or
+// cancelling a nonblocking collective's request.)
+namespace {
+
+struct Started {
+    tucoll_request_t request = TUCOLL_REQUEST_NULL;
+    MPI_Comm comm = MPI_COMM_NULL;
+    const char *collective = "";
+};
+
+std::mutex started_mutex;
+std::map<MPI_Request, Started> started_requests;  // guarded by started_mutex
+std::atomic<int> started_count{0};
+
+// A collective's status: no source, no tag, no elements.
+int query_started(void *, MPI_Status *status) {
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    MPI_Status_set_elements(status, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(status, 0);
+    return MPI_SUCCESS;
+}
+int free_started(void *) { return MPI_SUCCESS; }
+int cancel_started(void *, int) { return MPI_SUCCESS; }  // a collective is not cancelled
+
+// Pairs a started tucoll request with a new generalized request (`rc`: the start's result).
+int pair_started(const char *collective, MPI_Comm comm, int rc, tucoll_request_t started, MPI_Request *request) {
+    if (rc != MPI_SUCCESS) return finish(collective, comm, rc);
+    rc = PMPI_Grequest_start(query_started, free_started, cancel_started, nullptr, request);
+    if (rc != MPI_SUCCESS) {
+        tucoll_wait(&started);  // the other ranks need this rank's part of it
+        return rc;
+    }
+    std::lock_guard<std::mutex> lock(started_mutex);
+    started_requests[*request] = {started, comm, collective};
+    started_count.fetch_add(1, std::memory_order_release);
+    return MPI_SUCCESS;
+}
+
+bool is_started(MPI_Request request) {
+    if (started_count.load(std::memory_order_acquire) == 0 || request == MPI_REQUEST_NULL) return false;
+    std::lock_guard<std::mutex> lock(started_mutex);
+    return started_requests.count(request) != 0;
+}
+
+// Advances the tucoll requests paired with `requests` (all of them complete with `block`) and
+// completes the generalized request of each that has. The lock is never held across a tucoll
+// or MPI call: tucoll's own waits come back through this interposer. Returns the first error.
+int advance_started(int count, const MPI_Request requests[], bool block) {
+    if (started_count.load(std::memory_order_acquire) == 0 || requests == nullptr) return MPI_SUCCESS;
+    std::vector<std::pair<MPI_Request, Started>> found;
+    {
+        std::lock_guard<std::mutex> lock(started_mutex);
+        for (int i = 0; i < count; ++i) {
+            auto it = requests[i] == MPI_REQUEST_NULL ? started_requests.end() : started_requests.find(requests[i]);
+            if (it != started_requests.end()) found.emplace_back(*it);
+        }
+    }
+    int first_error = MPI_SUCCESS;
+    for (auto &[handle, s] : found) {
+        int flag = 1;
+        const int rc = block ? tucoll_wait(&s.request) : tucoll_test(&s.request, &flag);
+        if (!flag) continue;
+        {
+            std::lock_guard<std::mutex> lock(started_mutex);
+            started_requests.erase(handle);
+            started_count.fetch_sub(1, std::memory_order_release);
+        }
+        PMPI_Grequest_complete(handle);
+        const int reported = finish(s.collective, s.comm, rc);
+        if (first_error == MPI_SUCCESS) first_error = reported;
+    }
+    return first_error;
+}
+
+}  // namespace
+
+TUCOLL_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    if (pass_through(comm) || request == nullptr) {
+        if (disabled() && verbose()) announce_disabled();
+        return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                               request);
+    }
+    tucoll_request_t started = TUCOLL_REQUEST_NULL;
+    const int rc = tucoll_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                     comm, &started);
+    return pair_started("MPI_Ialltoallv", comm, rc, started, request);
+}
+
+TUCOLL_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    if (pass_through(comm) || request == nullptr) {
+        if (disabled() && verbose()) announce_disabled();
+        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    }
+    tucoll_request_t started = TUCOLL_REQUEST_NULL;
+    const int rc = tucoll_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &started);
+    return pair_started("MPI_Ialltoall", comm, rc, started, request);
+}
+
+TUCOLL_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    if (pass_through(comm) || request == nullptr) {
+        if (disabled() && verbose()) announce_disabled();
+        return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    }
+    tucoll_request_t started = TUCOLL_REQUEST_NULL;
+    const int rc = tucoll_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &started);
+    return pair_started("MPI_Iallgather", comm, rc, started, request);
+}
+
+TUCOLL_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Request *request) {
+    if (pass_through(comm) || request == nullptr) {
+        if (disabled() && verbose()) announce_disabled();
+        return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    }
+    tucoll_request_t started = TUCOLL_REQUEST_NULL;
+    const int rc =
+        tucoll_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &started);
+    return pair_started("MPI_Iallgatherv", comm, rc, started, request);
+}
+
 // ---- Persistent all-to-all (MPI-4 MPI_Alltoallv_init) -------------------------------------------
 // The handle the program gets is a real request of the MPI library: an inactive persistent send
 // to MPI_PROC_NULL, which every start, completion and free call handles natively. tucoll's plan
@@ -214,7 +346,8 @@ bool find_persistent(MPI_Request request, Persistent *out, const bool *set_activ
 // Runs the exchange of a found plan (tucoll_wait: nothing for an inactive one); logs it when it
 // was started here.
 int complete(const Persistent &p) {
-    const int rc = tucoll_wait(p.plan);
+    tucoll_request_t plan = p.plan;  // persistent: left inactive, never nulled
+    const int rc = tucoll_wait(&plan);
     return rc != MPI_SUCCESS || p.active ? finish("MPI_Alltoallv_init", p.comm, rc) : rc;
 }
 
@@ -255,7 +388,7 @@ void empty_status(MPI_Request request, MPI_Status *status) {
 int start_plan(MPI_Request request) {
     Persistent p;
     if (!find_persistent(request, &p)) return MPI_SUCCESS;
-    const int rc = tucoll_start(p.plan);
+    const int rc = tucoll_start(&p.plan);
     if (rc != MPI_SUCCESS) return finish("MPI_Start", p.comm, rc);
     const bool active = true;
     find_persistent(request, &p, &active);
@@ -306,9 +439,24 @@ TUCOLL_EXPORT int MPI_Startall(int count, MPI_Request requests[]) {
     return first_error != MPI_SUCCESS ? first_error : rc;
 }
 
+#else
+namespace {
+// Without MPI-4 there are no persistent plans to complete.
+int complete_plan(MPI_Request) { return MPI_SUCCESS; }
+int complete_plans(int, const MPI_Request[]) { return MPI_SUCCESS; }
+void empty_status(MPI_Request, MPI_Status *) {}
+}  // namespace
+#endif  // MPI-4 (or Open MPI 5, which has MPI_Alltoallv_init while it reports MPI 3.1)
+
+// ---- Completion: the MPI's own, after tucoll's requests among them advanced -----------------
+// The wait family completes every tucoll request among its arguments first; the test family
+// only advances the nonblocking ones (a persistent plan's exchange still runs to its end there,
+// since its MPI handle cannot report it incomplete).
+
 TUCOLL_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status) {
     if (request == nullptr) return PMPI_Wait(request, status);
-    int rc = complete_plan(*request);
+    int rc = advance_started(1, request, true);
+    if (rc == MPI_SUCCESS) rc = complete_plan(*request);
     if (rc != MPI_SUCCESS) return rc;
     const MPI_Request handle = *request;
     rc = PMPI_Wait(request, status);
@@ -318,7 +466,8 @@ TUCOLL_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status) {
 
 TUCOLL_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     if (request == nullptr) return PMPI_Test(request, flag, status);
-    int rc = complete_plan(*request);
+    int rc = advance_started(1, request, false);
+    if (rc == MPI_SUCCESS) rc = complete_plan(*request);
     if (rc != MPI_SUCCESS) return rc;
     const MPI_Request handle = *request;
     rc = PMPI_Test(request, flag, status);
@@ -327,7 +476,8 @@ TUCOLL_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) 
 }
 
 TUCOLL_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
-    int rc = complete_plan(request);
+    int rc = advance_started(1, &request, false);
+    if (rc == MPI_SUCCESS) rc = complete_plan(request);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Request_get_status(request, flag, status);
     if (flag != nullptr && *flag) empty_status(request, status);
@@ -335,7 +485,8 @@ TUCOLL_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Sta
 }
 
 TUCOLL_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-    int rc = complete_plans(count, requests);
+    int rc = advance_started(count, requests, true);
+    if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Waitall(count, requests, statuses);
     if (statuses != MPI_STATUSES_IGNORE && requests != nullptr) {
@@ -345,7 +496,8 @@ TUCOLL_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status stat
 }
 
 TUCOLL_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
-    int rc = complete_plans(count, requests);
+    int rc = advance_started(count, requests, false);
+    if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Testall(count, requests, flag, statuses);
     if (flag != nullptr && *flag && statuses != MPI_STATUSES_IGNORE && requests != nullptr) {
@@ -369,7 +521,8 @@ void empty_statuses(const MPI_Request requests[], const int *outcount, const int
 }  // namespace
 
 TUCOLL_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
-    int rc = complete_plans(count, requests);
+    int rc = advance_started(count, requests, true);
+    if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Waitany(count, requests, index, status);
     if (index != nullptr) empty_status_at(requests, *index, status);
@@ -377,7 +530,8 @@ TUCOLL_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI
 }
 
 TUCOLL_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
-    int rc = complete_plans(count, requests);
+    int rc = advance_started(count, requests, false);
+    if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Testany(count, requests, index, flag, status);
     if (index != nullptr && flag != nullptr && *flag) empty_status_at(requests, *index, status);
@@ -386,7 +540,8 @@ TUCOLL_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int
 
 TUCOLL_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                                MPI_Status statuses[]) {
-    int rc = complete_plans(incount, requests);
+    int rc = advance_started(incount, requests, true);
+    if (rc == MPI_SUCCESS) rc = complete_plans(incount, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     empty_statuses(requests, outcount, indices, statuses);
@@ -395,7 +550,8 @@ TUCOLL_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcoun
 
 TUCOLL_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                                MPI_Status statuses[]) {
-    int rc = complete_plans(incount, requests);
+    int rc = advance_started(incount, requests, false);
+    if (rc == MPI_SUCCESS) rc = complete_plans(incount, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
     empty_statuses(requests, outcount, indices, statuses);
@@ -406,24 +562,33 @@ TUCOLL_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcoun
 // MPI-4.1's status queries would report an active plan's request complete before its exchange.
 TUCOLL_EXPORT int MPI_Request_get_status_any(int count, const MPI_Request requests[], int *index, int *flag,
                                              MPI_Status *status) {
-    const int rc = complete_plans(count, requests);
+    int rc = advance_started(count, requests, false);
+    if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
     return rc != MPI_SUCCESS ? rc : PMPI_Request_get_status_any(count, requests, index, flag, status);
 }
 
 TUCOLL_EXPORT int MPI_Request_get_status_all(int count, const MPI_Request requests[], int *flag,
                                              MPI_Status statuses[]) {
-    const int rc = complete_plans(count, requests);
+    int rc = advance_started(count, requests, false);
+    if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
     return rc != MPI_SUCCESS ? rc : PMPI_Request_get_status_all(count, requests, flag, statuses);
 }
 
 TUCOLL_EXPORT int MPI_Request_get_status_some(int incount, const MPI_Request requests[], int *outcount,
                                               int indices[], MPI_Status statuses[]) {
-    const int rc = complete_plans(incount, requests);
+    int rc = advance_started(incount, requests, false);
+    if (rc == MPI_SUCCESS) rc = complete_plans(incount, requests);
     return rc != MPI_SUCCESS ? rc : PMPI_Request_get_status_some(incount, requests, outcount, indices, statuses);
 }
 #endif
 
 TUCOLL_EXPORT int MPI_Request_free(MPI_Request *request) {
+    if (request != nullptr && is_started(*request)) {
+        std::fprintf(stderr, "[tucoll] MPI_Request_free: a nonblocking collective's request cannot be freed (MPI "
+                             "forbids it): complete it with a wait or test\n");
+        return MPI_ERR_REQUEST;
+    }
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
     Persistent p;
     if (request != nullptr && find_persistent(*request, &p)) {
         // An active plan is refused (as tucoll_request_free does): its exchange needs the other ranks.
@@ -433,9 +598,9 @@ TUCOLL_EXPORT int MPI_Request_free(MPI_Request *request) {
         persistent_requests.erase(*request);
         persistent_count.fetch_sub(1, std::memory_order_release);
     }
+#endif
     return PMPI_Request_free(request);
 }
-#endif  // MPI-4 (or Open MPI 5, which has MPI_Alltoallv_init while it reports MPI 3.1)
 
 // ---- Fortran bindings (mpif.h and `use mpi`) ----------------------------------------------------
 // Open MPI's Fortran wrappers call PMPI_* and would bypass the C functions above, so the Fortran

@@ -34,7 +34,8 @@ grep -q ": ok" "$tmp/plain.out" || { echo "FAIL: the program printed no checks";
 for name in preload disabled linked clamped recorded; do
     if ! diff -u "$tmp/plain.out" "$tmp/$name.out"; then echo "FAIL: $name output differs from plain MPI"; exit 1; fi
 done
-calls=(MPI_Alltoallv MPI_Alltoall MPI_Allgather MPI_Allgatherv)
+calls=(MPI_Alltoallv MPI_Alltoall MPI_Allgather MPI_Allgatherv MPI_Ialltoallv MPI_Ialltoall MPI_Iallgather
+       MPI_Iallgatherv)
 # MPI_Alltoallv_init where the MPI is MPI-4 (the program checks it only there).
 grep -q "^MPI_Alltoallv_init on" "$tmp/plain.out" && calls+=(MPI_Alltoallv_init)
 for name in preload linked; do

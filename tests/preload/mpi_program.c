@@ -1,5 +1,6 @@
 /* An ordinary MPI program — no tucoll header, no tucoll library — that checks its own results of
- * MPI_Alltoallv (also in place), MPI_Alltoall, MPI_Allgather, MPI_Allgatherv and, on an MPI-4 library,
+ * MPI_Alltoallv (also in place), MPI_Alltoall, MPI_Allgather, MPI_Allgatherv, their nonblocking
+ * forms (completed by each kind of wait and test, beside point-to-point requests) and, on an MPI-4 library,
  * MPI_Alltoallv_init on MPI_COMM_WORLD and on a split
  * communicator. Prints one line per check and exits non-zero on a mismatch. The preload tests run
  * it with and without libtucoll_preload.so and compare. */
@@ -110,6 +111,63 @@ static void allgathers(MPI_Comm comm, const char *name) {
     free(all), free(counts), free(displs), free(v), free(own);
 }
 
+/* MPI_Ialltoallv completed by MPI_Waitall beside a ring exchange, MPI_Ialltoall by polling
+ * MPI_Test, MPI_Iallgather by MPI_Wait and MPI_Iallgatherv by polling MPI_Testall. */
+static void nonblocking(MPI_Comm comm, const char *name) {
+    int p, me;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &me);
+    int *sc = malloc(p * sizeof(int)), *sd = malloc(p * sizeof(int));
+    int *rc = malloc(p * sizeof(int)), *rd = malloc(p * sizeof(int));
+    int ns = 0, nr = 0;
+    packed_counts(p, me, sc, sd, rc, rd, &ns, &nr);
+    double *send = malloc((ns + 1) * sizeof(double)), *recv = malloc((nr + 1) * sizeof(double));
+    for (int j = 0; j < p; ++j)
+        for (int k = 0; k < sc[j]; ++k) send[sd[j] + k] = value(me, j, k);
+    int token = me, got = -1, ok = 1, flag = 0;
+    MPI_Request all[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Ialltoallv(send, sc, sd, MPI_DOUBLE, recv, rc, rd, MPI_DOUBLE, comm, &all[0]);
+    MPI_Irecv(&got, 1, MPI_INT, (me + p - 1) % p, 8, comm, &all[1]);
+    MPI_Isend(&token, 1, MPI_INT, (me + 1) % p, 8, comm, &all[2]);
+    MPI_Waitall(3, all, MPI_STATUSES_IGNORE);
+    ok &= got == (me + p - 1) % p && all[0] == MPI_REQUEST_NULL;
+    for (int j = 0; j < p; ++j)
+        for (int k = 0; k < rc[j]; ++k) ok &= recv[rd[j] + k] == value(j, me, k);
+    char what[96];
+    snprintf(what, sizeof what, "MPI_Ialltoallv on %s", name);
+    check(what, ok, comm);
+
+    int *blocks = malloc(2 * p * sizeof(int)), *gathered = malloc(2 * p * sizeof(int));
+    for (int j = 0; j < 2 * p; ++j) blocks[j] = 100 * me + j;
+    MPI_Request request;
+    MPI_Ialltoall(blocks, 2, MPI_INT, gathered, 2, MPI_INT, comm, &request);
+    for (flag = 0; !flag;) MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
+    ok = request == MPI_REQUEST_NULL;
+    for (int j = 0; j < p; ++j) ok &= gathered[2 * j] == 100 * j + 2 * me && gathered[2 * j + 1] == 100 * j + 2 * me + 1;
+    snprintf(what, sizeof what, "MPI_Ialltoall on %s", name);
+    check(what, ok, comm);
+
+    int mine[2] = {me, -me};
+    MPI_Iallgather(mine, 2, MPI_INT, gathered, 2, MPI_INT, comm, &request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    ok = 1;
+    for (int j = 0; j < p; ++j) ok &= gathered[2 * j] == j && gathered[2 * j + 1] == -j;
+    snprintf(what, sizeof what, "MPI_Iallgather on %s", name);
+    check(what, ok, comm);
+
+    int total = 0;
+    for (int j = 0; j < p; ++j) rc[j] = j % 3, rd[j] = total, total += rc[j];
+    int *v = malloc((total + 1) * sizeof(int)), own[2] = {me, me + 1};
+    MPI_Iallgatherv(own, rc[me], MPI_INT, v, rc, rd, MPI_INT, comm, &request);
+    for (flag = 0; !flag;) MPI_Testall(1, &request, &flag, MPI_STATUSES_IGNORE);
+    ok = 1;
+    for (int j = 0; j < p; ++j)
+        for (int k = 0; k < rc[j]; ++k) ok &= v[rd[j] + k] == j + k;
+    snprintf(what, sizeof what, "MPI_Iallgatherv on %s", name);
+    check(what, ok, comm);
+    free(sc), free(sd), free(rc), free(rd), free(send), free(recv), free(blocks), free(gathered), free(v);
+}
+
 #if MPI_VERSION >= 4
 /* MPI_Alltoallv_init (MPI-4): three starts with new contents each, completed by MPI_Wait, by
  * MPI_Waitall beside a point-to-point ring exchange, and by polling MPI_Test; then freed. */
@@ -166,6 +224,7 @@ int main(int argc, char **argv) {
         alltoallv(MPI_COMM_WORLD, "MPI_COMM_WORLD");
         alltoall(MPI_COMM_WORLD, "MPI_COMM_WORLD");
         allgathers(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+        nonblocking(MPI_COMM_WORLD, "MPI_COMM_WORLD");
         persistent_alltoallv(MPI_COMM_WORLD, "MPI_COMM_WORLD");
     }
     MPI_Comm half;
@@ -174,6 +233,7 @@ int main(int argc, char **argv) {
     alltoallv(half, "half");
     alltoall(half, "half");
     allgathers(half, "half");
+    nonblocking(half, "half");
     persistent_alltoallv(half, "half");
     MPI_Comm_free(&half);
     MPI_Finalize();

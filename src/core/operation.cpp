@@ -1,0 +1,142 @@
+#include "core/operation.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/context.h"
+#include "core/errors.h"
+
+namespace tucoll {
+
+// The outstanding operations of this rank, in start order. (Simulated ranks each load their own
+// copy of the library: core/platform.h.) A progress thread takes the lock around every advance.
+struct Engine {
+    std::vector<Operation *> outstanding;
+    int on_stack = 0;  // outstanding operations whose schedule is running now
+
+    static Engine &get() {
+        static Engine engine;
+        return engine;
+    }
+    void add(Operation *op) { outstanding.push_back(op); }
+    void remove(Operation *op) {
+        outstanding.erase(std::remove(outstanding.begin(), outstanding.end(), op), outstanding.end());
+    }
+};
+
+ActiveOperation::ActiveOperation(Operation &op)
+    : op_(op), previous_(op.ctx_.active_), was_running_(op.running_),
+      counted_(!op.running_ && op.outstanding_) {
+    op.ctx_.active_ = &op;
+    if (counted_) ++Engine::get().on_stack;
+    op.running_ = true;
+}
+
+ActiveOperation::~ActiveOperation() {
+    op_.running_ = was_running_;
+    if (counted_) --Engine::get().on_stack;
+    op_.ctx_.active_ = previous_;
+}
+
+Operation::~Operation() {
+    // A context ends with its communicator, after its operations completed (engine::complete_all).
+    if (outstanding_) Engine::get().remove(this);
+}
+
+void Operation::launch(Task task) {
+    requests_.set_deferred(true);
+    task_ = std::move(task);
+    result_ = MPI_SUCCESS;
+    outstanding_ = true;
+    Engine::get().add(this);
+    {
+        ActiveOperation active(*this);
+        task_.start();
+    }
+    if (task_.done()) conclude();
+}
+
+// Resumes the schedule for as long as the round it waits for is complete.
+void Operation::advance(bool block) {
+    ActiveOperation active(*this);
+    while (!task_.done() && requests_.resume_if_complete(block)) {
+    }
+}
+
+// The schedule ended: its traffic completes, the operation leaves the engine, and its
+// statistics become the communicator's last call's (unless a blocking call is running there).
+void Operation::conclude() {
+    {
+        ActiveOperation active(*this);
+        result_ = requests_.finish(task_.result());
+    }
+    // Kept for the wait or test that reports it, whatever fails on this thread meanwhile.
+    message_ = result_ == MPI_SUCCESS ? std::string() : last_message(result_);
+    task_.reset();
+    outstanding_ = false;
+    Engine::get().remove(this);
+    if (!ctx_.blocking_operation().running()) ctx_.publish_stats(stats_);
+}
+
+bool Operation::test() {
+    if (!outstanding_) return true;
+    if (running_) return false;
+    advance(false);
+    if (task_.done()) conclude();
+    return !outstanding_;
+}
+
+int Operation::result() const { return result_ == MPI_SUCCESS ? result_ : fail(result_, message_); }
+
+int Operation::wait() {
+    while (outstanding_) {
+        if (running_) return fail(MPI_ERR_REQUEST, "an operation cannot be waited for from its own schedule");
+        const Engine &e = Engine::get();
+        if (static_cast<int>(e.outstanding.size()) - e.on_stack <= 1) {
+            advance(true);  // nothing else to advance: block in each round
+        } else {
+            advance(false);
+            if (!task_.done()) engine::progress();
+        }
+        if (task_.done()) conclude();
+    }
+    return result();
+}
+
+namespace engine {
+
+bool idle() {
+    const Engine &e = Engine::get();
+    return static_cast<int>(e.outstanding.size()) <= e.on_stack;
+}
+
+void progress() {
+    Engine &e = Engine::get();
+    // Completing an operation removes it from the list: walk a copy.
+    thread_local std::vector<Operation *> snapshot;
+    snapshot.assign(e.outstanding.begin(), e.outstanding.end());
+    for (Operation *op : snapshot) {
+        if (std::find(e.outstanding.begin(), e.outstanding.end(), op) == e.outstanding.end()) continue;
+        if (!op->running()) op->test();
+    }
+}
+
+int complete_all(Context &ctx) {
+    Engine &e = Engine::get();
+    int rc = MPI_SUCCESS;
+    for (;;) {
+        Operation *oldest = nullptr;
+        for (Operation *op : e.outstanding) {
+            if (&op->context() == &ctx && !op->running()) {
+                oldest = op;
+                break;
+            }
+        }
+        if (oldest == nullptr) return rc;
+        // Its error belongs to its own request; the call that waited here goes on regardless.
+        oldest->wait();
+    }
+}
+
+}  // namespace engine
+}  // namespace tucoll

@@ -1,0 +1,116 @@
+// A collective in flight, and the engine that advances the ones not yet complete.
+//
+// Every call runs as an Operation: its traffic (with the tags of its own call number, so
+// operations outstanding at once on a communicator never match each other's messages), the
+// scratch its algorithm reuses, its statistics, and its schedule (core/task.h). A blocking call
+// runs on its communicator's own operation and completes before it returns. A nonblocking call
+// takes an operation from its communicator's pool and a persistent plan owns one, so that in a
+// steady state neither allocates; they stay registered with the engine until complete.
+//
+// Progress. An outstanding operation advances (its next round is posted as soon as the last one
+// completed) whenever tucoll runs on its rank: in tucoll_test and tucoll_wait, at the start of
+// every tucoll call, and while any tucoll operation waits for its messages — a wait with others
+// outstanding polls them all, so that two ranks waiting on different operations never wait on
+// each other. Between tucoll calls nothing advances (the MPI's own nonblocking collectives, which
+// the vendor algorithms start, advance as the MPI advances them).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <typeindex>
+#include <unordered_map>
+
+#include "core/p2p.h"
+#include "core/stats.h"
+#include "core/task.h"
+
+namespace tucoll {
+
+class Context;
+
+// Objects of any type, one per type, default-constructed on first use.
+class Workspaces {
+  public:
+    template <class W>
+    W &get() {
+        std::shared_ptr<void> &slot = items_[std::type_index(typeid(W))];
+        if (!slot) slot = std::make_shared<W>();
+        return *static_cast<W *>(slot.get());
+    }
+    void clear() { items_.clear(); }
+
+  private:
+    std::unordered_map<std::type_index, std::shared_ptr<void>> items_;
+};
+
+class Operation {
+  public:
+    explicit Operation(Context &ctx) : ctx_(ctx) {}
+    Operation(const Operation &) = delete;
+    Operation &operator=(const Operation &) = delete;
+    ~Operation();
+
+    Context &context() const { return ctx_; }
+    Requests &requests() { return requests_; }
+    Workspaces &scratch() { return scratch_; }
+    CallStats &stats() { return stats_; }
+
+    // Starts `task` as this operation's schedule (deferred: its waits suspend it) and runs it to
+    // its first wait; registers the operation with the engine until it completes.
+    void launch(Task task);
+    // True once the schedule has ended and its traffic is complete; `result()` is then the
+    // call's MPI error code (its message restored as this thread's by `complete`).
+    bool done() const { return !outstanding_; }
+    // The completed call's MPI error code, its message restored as this thread's.
+    int result() const;
+    // Advances the schedule as far as it goes without blocking; true when it is complete.
+    bool test();
+    // Blocks until the schedule is complete (advancing every other outstanding operation
+    // meanwhile) and returns its result.
+    int wait();
+    bool running() const { return running_; }
+
+  private:
+    friend class ActiveOperation;
+    friend struct Engine;
+    void advance(bool block);
+    void conclude();
+
+    Context &ctx_;
+    Requests requests_;
+    Workspaces scratch_;
+    CallStats stats_;
+    Task task_;
+    int result_ = MPI_SUCCESS;
+    std::string message_;
+    bool outstanding_ = false;
+    bool running_ = false;  // its schedule is on the stack: the engine must not resume it
+};
+
+// Makes `op` the operation its context's algorithms post to (Context::requests, workspace,
+// stats) for the guard's lifetime.
+class ActiveOperation {
+  public:
+    explicit ActiveOperation(Operation &op);
+    ~ActiveOperation();
+    ActiveOperation(const ActiveOperation &) = delete;
+    ActiveOperation &operator=(const ActiveOperation &) = delete;
+
+  private:
+    Operation &op_;
+    Operation *previous_;
+    bool was_running_;
+    bool counted_;  // outstanding and not yet on the stack: counted in the engine's on_stack
+};
+
+namespace engine {
+// True when no operation is outstanding apart from those running on the stack.
+bool idle();
+// Advances every outstanding operation not on the stack, in start order, without blocking.
+void progress();
+// Completes the outstanding operations on `ctx`, oldest first (before a blocking collective on
+// the same communicator, whose internal MPI collectives could not advance them).
+int complete_all(Context &ctx);
+}  // namespace engine
+
+}  // namespace tucoll

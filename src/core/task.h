@@ -1,0 +1,107 @@
+// A collective's schedule as a coroutine: the algorithm's code reads as rounds (post the round's
+// messages, `co_await` them, go on), and one engine runs it either to completion on the spot (a
+// blocking call) or a round at a time as its messages complete (a nonblocking or persistent
+// call). This is the state machine of UCC's tasks and MPICH's transport schedules, written as
+// straight-line code: the rounds whose sizes depend on what earlier rounds received (TuNA's
+// metadata) need no deferred-size vertices.
+//
+// A Task returns an MPI error code. It starts suspended and runs on start(); awaiting another
+// Task runs that one and resumes the awaiting task when it ends. What a Task waits for is the
+// traffic of its operation (core/p2p.h: co_await requests.completion()): in a blocking call that
+// waits on the spot and never suspends; in a nonblocking one it suspends until the operation's
+// progress finds every request complete.
+#pragma once
+
+#include <mpi.h>
+
+#include <coroutine>
+#include <cstddef>
+#include <utility>
+
+namespace tucoll {
+
+// Coroutine frames come from a pool of freed frames kept by size, so that a steady-state call
+// allocates nothing (frames of one coroutine all have its size).
+void *allocate_frame(size_t bytes);
+void release_frame(void *frame, size_t bytes) noexcept;
+
+class [[nodiscard]] Task {
+  public:
+    struct promise_type;
+    using Handle = std::coroutine_handle<promise_type>;
+
+    struct promise_type {
+        int rc = MPI_SUCCESS;
+        std::coroutine_handle<> continuation;  // the task awaiting this one; none for an operation's root
+
+        Task get_return_object() { return Task(Handle::from_promise(*this)); }
+        std::suspend_always initial_suspend() noexcept { return {}; }
+        struct Final {
+            bool await_ready() noexcept { return false; }
+            std::coroutine_handle<> await_suspend(Handle done) noexcept {
+                std::coroutine_handle<> next = done.promise().continuation;
+                return next ? next : std::noop_coroutine();
+            }
+            void await_resume() noexcept {}
+        };
+        Final final_suspend() noexcept { return {}; }
+        void return_value(int value) { rc = value; }
+        // bad_alloc (a vector growing) ends the task with MPI_ERR_NO_MEM, anything else with
+        // MPI_ERR_INTERN; the message is set either way.
+        void unhandled_exception() noexcept;
+
+        static void *operator new(size_t bytes) { return allocate_frame(bytes); }
+        static void operator delete(void *frame, size_t bytes) noexcept { release_frame(frame, bytes); }
+    };
+
+    Task() = default;
+    Task(Task &&other) noexcept : handle_(std::exchange(other.handle_, {})) {}
+    Task &operator=(Task &&other) noexcept {
+        if (this != &other) {
+            reset();
+            handle_ = std::exchange(other.handle_, {});
+        }
+        return *this;
+    }
+    ~Task() { reset(); }
+
+    // Runs the task until it first waits for traffic that is not complete, or to its end.
+    void start() { handle_.resume(); }
+    bool valid() const { return static_cast<bool>(handle_); }
+    bool done() const { return !handle_ || handle_.done(); }
+    int result() const { return handle_ ? handle_.promise().rc : MPI_SUCCESS; }
+    void reset() {
+        if (handle_) handle_.destroy();
+        handle_ = {};
+    }
+
+    // co_await task: runs it; the awaiting task goes on with its result when it ends.
+    bool await_ready() const noexcept { return !handle_; }
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
+        handle_.promise().continuation = awaiting;
+        return handle_;
+    }
+    int await_resume() const noexcept { return result(); }
+
+    // A finished task with result `rc`: for entries whose work is done without communication.
+    static Task ready(int rc);
+
+  private:
+    explicit Task(Handle handle) : handle_(handle) {}
+    Handle handle_;
+};
+
+}  // namespace tucoll
+
+// The coroutine forms of TUCOLL_MPI and TUCOLL_TRY (core/errors.h): co_return on failure.
+#define TUCOLL_CO_MPI(call)                                                   \
+    do {                                                                      \
+        int tucoll_rc_ = (call);                                              \
+        if (tucoll_rc_ != MPI_SUCCESS) co_return ::tucoll::mpi_fail(tucoll_rc_, #call); \
+    } while (0)
+
+#define TUCOLL_CO_TRY(expr)                                \
+    do {                                                   \
+        int tucoll_rc_ = (expr);                           \
+        if (tucoll_rc_ != MPI_SUCCESS) co_return tucoll_rc_; \
+    } while (0)
