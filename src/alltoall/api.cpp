@@ -8,6 +8,7 @@
 #include "alltoallv/alltoallv.h"
 #include "core/context.h"
 #include "core/errors.h"
+#include "core/p2p.h"
 #include "core/platform.h"
 #include "tucoll.h"
 
@@ -16,29 +17,36 @@ namespace {
 
 constexpr const char *kFn = "tucoll_alltoall";
 
+// The messages any exchange needs at least (the vendor's schedule is not visible).
+void account(Context &ctx, const UniformArgs &a, CallStats &stats) {
+    platform::charge_packing(a.recvtype, static_cast<int64_t>(ctx.size()) * a.recvcount);
+    if (a.sendbuf == MPI_IN_PLACE || a.sendcount == 0) return;
+    MPI_Count size = 0;
+    MPI_Type_size_x(a.sendtype, &size);
+    for (int i = 0; i < ctx.size() - 1; ++i) stats.count_send(static_cast<int64_t>(a.sendcount) * size);
+}
+
+// A nonblocking call runs the MPI's MPI_Ialltoall.
+Task run_vendor_nonblocking(Context &ctx, const UniformArgs &a, CallStats &stats) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    TUCOLL_CO_MPI(PMPI_Ialltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, ctx.comm(),
+                                 &req));
+    ctx.requests().adopt(req);
+    co_await ctx.requests().completion();
+    account(ctx, a, stats);
+    co_return MPI_SUCCESS;
+}
+
+// A blocking call finishes on the spot: no coroutine.
 Task run_vendor(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const UniformArgs &a = *call.typed.alltoall;
-    const int64_t p = ctx.size();
     // The MPI packs non-contiguous blocks as it sends them and unpacks those it receives.
-    if (a.sendbuf != MPI_IN_PLACE) platform::charge_packing(a.sendtype, p * a.sendcount);
-    Requests &reqs = ctx.requests();
-    if (reqs.deferred()) {
-        MPI_Request req = MPI_REQUEST_NULL;
-        TUCOLL_CO_MPI(PMPI_Ialltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype,
-                                     ctx.comm(), &req));
-        reqs.adopt(req);
-        co_await reqs.completion();
-    } else {
-        TUCOLL_CO_MPI(PMPI_Alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype,
-                                    ctx.comm()));
-    }
-    platform::charge_packing(a.recvtype, p * a.recvcount);
-    if (a.sendbuf != MPI_IN_PLACE && a.sendcount > 0) {
-        MPI_Count size = 0;
-        MPI_Type_size_x(a.sendtype, &size);
-        for (int i = 0; i < ctx.size() - 1; ++i) stats.count_send(static_cast<int64_t>(a.sendcount) * size);
-    }
-    co_return MPI_SUCCESS;
+    if (a.sendbuf != MPI_IN_PLACE) platform::charge_packing(a.sendtype, static_cast<int64_t>(ctx.size()) * a.sendcount);
+    if (ctx.requests().deferred()) return run_vendor_nonblocking(ctx, a, stats);
+    const int rc = PMPI_Alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, ctx.comm());
+    if (rc != MPI_SUCCESS) return Task::finished(mpi_fail(rc, "PMPI_Alltoall"));
+    account(ctx, a, stats);
+    return Task::finished(MPI_SUCCESS);
 }
 
 // One side of the call as alltoallv arguments, kept per communicator (its state): counts `count` and

@@ -82,6 +82,14 @@ struct Choice {
     Probe *probe = nullptr;                     // when set, told how long the chosen run took here
 
     const Selection &selected() const { return kept_selection ? *kept_selection : selection; }
+    // Ready for the next decision (keeping the strings' storage).
+    void reset() {
+        known_max_block = -1;
+        note.clear();
+        kept_selection = nullptr;
+        kept_note = nullptr;
+        probe = nullptr;
+    }
     const std::string &path() const { return kept_note ? *kept_note : note; }
 };
 

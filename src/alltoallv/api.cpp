@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,8 @@ struct ByteView {
     ScratchBuffer pack_send, pack_recv;  // packed forms of non-contiguous datatypes
     std::vector<int64_t> scounts, sdispls, rcounts, rdispls;
     std::vector<int64_t> sent, expected;  // TUCOLL_CHECK=global
+    std::optional<Call> call;             // what the algorithm runs on, as long as it runs
+    Choice choice;                        // what decide() gave for this call
 };
 
 // One side of the byte view: used in place when the datatype is contiguous, else packed.
@@ -98,6 +101,23 @@ int byte_side(Context &ctx, void *buf, const int *counts, const int *displs, con
     return MPI_SUCCESS;
 }
 
+// The algorithm's run on a receive side that is packed, then the unpacking (a schedule of its own,
+// since the unpacking waits for the algorithm's traffic).
+Task run_and_unpack(Context &ctx, const Algorithm &alg, const Selection &sel, const TypedArgs &a, const Prepared &prep,
+                    const Call &call, CallStats &stats) {
+    const int rc = co_await alg.run(ctx, call, sel.params, stats);
+    // Whatever the algorithm met, its requests complete before the receive side is unpacked.
+    ctx.requests().fault(rc);
+    co_await ctx.requests().completion();
+    if (!ctx.requests().failed()) {
+        TUCOLL_CO_TRY(unpack_blocks(call.rbuf, call.rdispls, a.recvbuf, a.recvtype, prep.recv_type, ctx.size(),
+                                    a.recvcounts, a.rdispls, ctx.comm()));
+    }
+    co_return MPI_SUCCESS;
+}
+
+// The byte view, then the algorithm on it. Not a coroutine: the view and its Call live in the
+// operation's scratch, so that a call without packing costs no frame here.
 Task run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const TypedArgs &a, const Prepared &prep,
                int64_t known_max_block, CallStats &stats) {
     // With MPI_IN_PLACE the data to send lives in recvbuf, laid out by the receive arguments,
@@ -109,32 +129,29 @@ Task run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const T
 
     ByteView &view = ctx.workspace<ByteView>();
     Side send, recv;
-    TUCOLL_CO_TRY(byte_side(ctx, const_cast<void *>(sbuf), scounts, sdispls, prep.send_type, prep.in_place,
-                         view.pack_send, view.scounts, view.sdispls, &send));
-    TUCOLL_CO_TRY(byte_side(ctx, a.recvbuf, a.recvcounts, a.rdispls, prep.recv_type, false, view.pack_recv, view.rcounts,
-                         view.rdispls, &recv));
-    if (send.packed && prep.device) {
-        TUCOLL_CO_TRY(copy_out_device(sbuf, scounts, sdispls, prep.send_type, ctx.size(), send.base, view.sdispls.data()));
-    } else if (send.packed) {
-        TUCOLL_CO_TRY(pack_blocks(sbuf, stype, prep.send_type, ctx.size(), scounts, sdispls, send.base,
-                               view.sdispls.data(), ctx.comm()));
+    int rc = byte_side(ctx, const_cast<void *>(sbuf), scounts, sdispls, prep.send_type, prep.in_place, view.pack_send,
+                       view.scounts, view.sdispls, &send);
+    if (rc == MPI_SUCCESS) {
+        rc = byte_side(ctx, a.recvbuf, a.recvcounts, a.rdispls, prep.recv_type, false, view.pack_recv, view.rcounts,
+                       view.rdispls, &recv);
     }
+    if (rc == MPI_SUCCESS && send.packed && prep.device) {
+        rc = copy_out_device(sbuf, scounts, sdispls, prep.send_type, ctx.size(), send.base, view.sdispls.data());
+    } else if (rc == MPI_SUCCESS && send.packed) {
+        rc = pack_blocks(sbuf, stype, prep.send_type, ctx.size(), scounts, sdispls, send.base, view.sdispls.data(),
+                         ctx.comm());
+    }
+    if (rc != MPI_SUCCESS) return Task::finished(rc);
     const char *path = prep.in_place ? "in-place" : send.packed && recv.packed ? "packed send+recv"
                                                   : send.packed               ? "packed send"
                                                   : recv.packed               ? "packed recv"
                                                                               : "direct";
     stats.add_path(path);
-    const Call call{a,          send.base,           view.scounts.data(), view.sdispls.data(), recv.base,
-                    view.rcounts.data(), view.rdispls.data(), known_max_block, a.alltoall != nullptr};
-    const int rc = co_await alg.run(ctx, call, sel.params, stats);
-    // Whatever the algorithm met, its requests complete before the receive side is unpacked.
-    ctx.requests().fault(rc);
-    ctx.requests().wait_all();
-    if (recv.packed && !ctx.requests().failed()) {
-        TUCOLL_CO_TRY(unpack_blocks(recv.base, view.rdispls.data(), a.recvbuf, a.recvtype, prep.recv_type, ctx.size(),
-                                 a.recvcounts, a.rdispls, ctx.comm()));
-    }
-    co_return MPI_SUCCESS;
+    const Call &call = view.call.emplace(Call{a, send.base, view.scounts.data(), view.sdispls.data(), recv.base,
+                                              view.rcounts.data(), view.rdispls.data(), known_max_block,
+                                              a.alltoall != nullptr});
+    if (recv.packed) return run_and_unpack(ctx, alg, sel, a, prep, call, stats);
+    return alg.run(ctx, call, sel.params, stats);
 }
 
 const int *copy_of(const int *in, int n, std::vector<int> &out) {
@@ -242,35 +259,41 @@ struct Alltoallv {
     }
 
     // Runs the decided entry, typed or on the byte view.
+    // Not coroutines, down to the algorithm's own schedule: what they hand on lives in the
+    // operation's scratch (ByteView), so that a blocking call pays for no frame of theirs.
     static Task execute(Context &ctx, const Selection &sel, const Args &a, Prepared &prep, int64_t known_max_block,
                         CallStats &stats) {
         const Algorithm &alg = entries(a)[sel.index];
         stats.algorithm = sel.spec;
-        if (!alg.typed) co_return co_await run_bytes(ctx, alg, sel, a, prep, known_max_block, stats);
+        if (!alg.typed) return run_bytes(ctx, alg, sel, a, prep, known_max_block, stats);
         stats.add_path("typed");
-        const Call call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, known_max_block,
-                        a.alltoall != nullptr};
-        co_return co_await alg.run(ctx, call, sel.params, stats);
+        const Call &call = ctx.workspace<ByteView>().call.emplace(
+            Call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, known_max_block, a.alltoall != nullptr});
+        return alg.run(ctx, call, sel.params, stats);
     }
 
     // execute() for what decide() gave, timed for its probe when it has one (auto's online tuning).
     // A nonblocking or persistent call is timed from its start to the progress call that finds
     // it complete: what the exchange costs where the caller's work does not hide it.
-    static Task execute_choice(Context &ctx, const Choice &choice, const Args &a, Prepared &prep, CallStats &stats) {
-        if (choice.probe == nullptr) {
-            co_return co_await execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
-        }
+    static Task execute_timed(Context &ctx, const Choice &choice, const Args &a, Prepared &prep, CallStats &stats) {
         const double started = MPI_Wtime();
         const int rc = co_await execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
         choice.probe->record(MPI_Wtime() - started);
         co_return rc;
     }
+    // Not a coroutine itself: the untimed case costs no frame of its own.
+    static Task execute_choice(Context &ctx, const Choice &choice, const Args &a, Prepared &prep, CallStats &stats) {
+        if (choice.probe != nullptr) return execute_timed(ctx, choice, a, prep, stats);
+        return execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
+    }
 
     static Task run(Context &ctx, const Selection &selected, const Args &a, Prepared &prep, CallStats &stats) {
-        Choice choice;
-        TUCOLL_CO_TRY(decide(ctx, selected, a, prep, &choice));
+        Choice &choice = ctx.workspace<ByteView>().choice;
+        choice.reset();
+        const int rc = decide(ctx, selected, a, prep, &choice);
+        if (rc != MPI_SUCCESS) return Task::finished(rc);
         if (!choice.path().empty()) stats.path = choice.path();
-        co_return co_await execute_choice(ctx, choice, a, prep, stats);
+        return execute_choice(ctx, choice, a, prep, stats);
     }
 };
 

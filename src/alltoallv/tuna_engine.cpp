@@ -45,20 +45,7 @@ class Rounds {
           ws_(ctx.workspace<EngineWorkspace>()), schedule_(ws_.schedule_for(layout.ring_size(), config.radix)),
           n_(layout.ring_size()), me_(layout.ring_index()), groups_(layout.groups()), block_(config.max_block) {}
 
-    Task run();
-
-  private:
-    char *temp(int position, int group) const {
-        TUCOLL_ASSERT(position >= 0 && position < positions_ && group >= 0 && group < groups_);
-        return temp_ == nullptr ? nullptr : temp_ + (static_cast<int64_t>(position) * groups_ + group) * block_;
-    }
-    int64_t &held(int position, int group) {
-        TUCOLL_ASSERT(position >= 0 && position < positions_);
-        return ws_.held[static_cast<size_t>(position) * groups_ + group];
-    }
-    bool first_hop(int slot, const RadixSchedule::Round &round) const { return schedule_.lowest_digit(slot) == round.x; }
-    bool last_hop(int slot, const RadixSchedule::Round &round) const { return schedule_.highest_digit(slot) == round.x; }
-
+    // The rounds, in the order run_tuna_rounds takes them.
     void copy_slot_zero();
     bool direct_only() const;
     void post_direct_only();
@@ -71,6 +58,23 @@ class Rounds {
     void read_sizes(const RadixSchedule::Round &round);
     void post_data(const RadixSchedule::Round &round);
     void end_round(const RadixSchedule::Round &round);
+    void finish();
+
+    const RadixSchedule &schedule() const { return schedule_; }
+    Requests &requests() { return reqs_; }
+    int ring_size() const { return n_; }
+
+  private:
+    char *temp(int position, int group) const {
+        TUCOLL_ASSERT(position >= 0 && position < positions_ && group >= 0 && group < groups_);
+        return temp_ == nullptr ? nullptr : temp_ + (static_cast<int64_t>(position) * groups_ + group) * block_;
+    }
+    int64_t &held(int position, int group) {
+        TUCOLL_ASSERT(position >= 0 && position < positions_);
+        return ws_.held[static_cast<size_t>(position) * groups_ + group];
+    }
+    bool first_hop(int slot, const RadixSchedule::Round &round) const { return schedule_.lowest_digit(slot) == round.x; }
+    bool last_hop(int slot, const RadixSchedule::Round &round) const { return schedule_.highest_digit(slot) == round.x; }
 
     Context &ctx_;
     Requests &reqs_;
@@ -159,27 +163,8 @@ void Rounds::allocate_temp() {
     ws_.held.assign(static_cast<size_t>(positions_) * groups_, 0);
 }
 
-Task Rounds::run() {
-    copy_slot_zero();
-    stats_.rounds += schedule_.num_rounds();
-    if (n_ == 1) co_return MPI_SUCCESS;
-    if (direct_only()) {
-        post_direct_only();
-        co_await reqs_.completion();
-        direct_only_arrived();
-        co_return MPI_SUCCESS;
-    }
-    allocate_temp();
-    for (const auto &round : schedule_.rounds()) {
-        begin_round(round);
-        if (post_sizes(round)) {
-            co_await reqs_.completion();
-            read_sizes(round);
-        }
-        post_data(round);
-        co_await reqs_.completion();
-        end_round(round);
-    }
+// T's bookkeeping after the last round, and the statistics of T.
+void Rounds::finish() {
     // T is sized by the schedule's peak, which the rounds just reached (never more: the free list
     // would have run dry).
     TUCOLL_ASSERT(peak_ <= positions_ && (!config_.tight_temp || peak_ == positions_));
@@ -188,7 +173,6 @@ Task Rounds::run() {
     // What T holds beyond the paper's B blocks: pass-through blocks arriving while their
     // predecessors are still being sent.
     stats_.staging_bytes += std::max(0, positions_ - (n_ - 1 - schedule_.num_rounds())) * position_bytes;
-    co_return MPI_SUCCESS;
 }
 
 void Rounds::begin_round(const RadixSchedule::Round &round) {
@@ -316,7 +300,29 @@ void Rounds::end_round(const RadixSchedule::Round &round) {
 
 Task run_tuna_rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats) {
     Rounds rounds(ctx, layout, config, stats);  // in this coroutine's frame, as long as the rounds run
-    co_return co_await rounds.run();
+    Requests &reqs = rounds.requests();
+    rounds.copy_slot_zero();
+    stats.rounds += rounds.schedule().num_rounds();
+    if (rounds.ring_size() == 1) co_return MPI_SUCCESS;
+    if (rounds.direct_only()) {
+        rounds.post_direct_only();
+        co_await reqs.completion();
+        rounds.direct_only_arrived();
+        co_return MPI_SUCCESS;
+    }
+    rounds.allocate_temp();
+    for (const auto &round : rounds.schedule().rounds()) {
+        rounds.begin_round(round);
+        if (rounds.post_sizes(round)) {
+            co_await reqs.completion();
+            rounds.read_sizes(round);
+        }
+        rounds.post_data(round);
+        co_await reqs.completion();
+        rounds.end_round(round);
+    }
+    rounds.finish();
+    co_return MPI_SUCCESS;
 }
 
 }  // namespace tucoll::alltoallv

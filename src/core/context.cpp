@@ -344,8 +344,11 @@ CallStats &Context::begin_call(const char *collective) {
     return active_->stats();
 }
 
-void Context::publish_stats(const CallStats &stats) {
-    if (&stats != &last_stats_) last_stats_ = stats;
+FramePool &frame_pool(Context &ctx) { return ctx.frames(); }
+
+void Context::publish_copy(const CallStats &stats) {
+    completed_stats_ = stats;
+    last_stats_ = &completed_stats_;
 }
 
 void Context::release_scratch() {

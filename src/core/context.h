@@ -137,13 +137,22 @@ class Context {
 
     // The running operation's statistics; the last completed call's (tucoll_get_stats).
     CallStats &stats() { return active_->stats(); }
-    const CallStats &last_stats() const { return last_stats_; }
-    bool has_stats() const { return !last_stats_.collective.empty(); }
-    // A completed call's statistics become the last call's.
-    void publish_stats(const CallStats &stats);
+    const CallStats &last_stats() const { return *last_stats_; }
+    bool has_stats() const { return !last_stats_->collective.empty(); }
+    // A completed call's statistics become the last call's: a blocking call's stay where they
+    // are (nothing copied per call), a nonblocking one's are copied (its operation is reused).
+    void publish_stats(const CallStats &stats) {
+        if (&stats == &blocking_.stats()) {
+            last_stats_ = &stats;  // the usual case: nothing copied
+        } else {
+            publish_copy(stats);
+        }
+    }
 
     // The recording of this communicator's calls (TUCOLL_RECORD), made on its first recorded call.
     record::RecorderPtr &recorder() { return recorder_; }
+    // Where this communicator's schedules keep their coroutine frames (core/task.h).
+    FramePool &frames() { return frames_; }
     // Contexts are made in the same order on every rank (making one is collective).
     uint64_t creation_order() const { return created_; }
 
@@ -153,6 +162,7 @@ class Context {
     int compute_topology(int requested_ppn, Topology::Source source);
     int topology_from_node_ids(int my_node_id, int requested_ppn, Topology::Source source);
     void release_window();  // collective: MPI_Win_free
+    void publish_copy(const CallStats &stats);
 
     struct CachedSelection {
         const RegistryBase *registry;
@@ -168,10 +178,12 @@ class Context {
     Topology topo_;
     std::deque<CachedSelection> selections_;  // a deque: references stay valid as it grows
     uint64_t calls_ = 0;
+    FramePool frames_;  // before the operations: their schedules' frames return to it
     Operation blocking_{*this};
     Operation *active_ = &blocking_;
     std::vector<std::unique_ptr<Pending>> idle_pending_;
-    CallStats last_stats_;
+    CallStats completed_stats_;                       // the last nonblocking call's
+    const CallStats *last_stats_ = &blocking_.stats();
     MPI_Comm node_comm_ = MPI_COMM_NULL;
     MPI_Win window_ = MPI_WIN_NULL;
     char *window_base_ = nullptr;

@@ -12,15 +12,20 @@ namespace tucoll {
 // copy of the library: core/platform.h.) A progress thread takes the lock around every advance.
 struct Engine {
     std::vector<Operation *> outstanding;
+    std::vector<Operation *> snapshot;  // progress()'s copy of `outstanding`
     int on_stack = 0;  // outstanding operations whose schedule is running now
 
     static Engine &get() {
         static Engine engine;
         return engine;
     }
-    void add(Operation *op) { outstanding.push_back(op); }
+    void add(Operation *op) {
+        outstanding.push_back(op);
+        engine::outstanding_count = static_cast<int>(outstanding.size());
+    }
     void remove(Operation *op) {
         outstanding.erase(std::remove(outstanding.begin(), outstanding.end(), op), outstanding.end());
+        engine::outstanding_count = static_cast<int>(outstanding.size());
     }
 };
 
@@ -105,15 +110,17 @@ int Operation::wait() {
 
 namespace engine {
 
-bool idle() {
+int outstanding_count = 0;
+
+bool idle_slow() {
     const Engine &e = Engine::get();
     return static_cast<int>(e.outstanding.size()) <= e.on_stack;
 }
 
-void progress() {
+void progress_slow() {
     Engine &e = Engine::get();
     // Completing an operation removes it from the list: walk a copy.
-    thread_local std::vector<Operation *> snapshot;
+    std::vector<Operation *> &snapshot = e.snapshot;
     snapshot.assign(e.outstanding.begin(), e.outstanding.end());
     for (Operation *op : snapshot) {
         if (std::find(e.outstanding.begin(), e.outstanding.end(), op) == e.outstanding.end()) continue;
@@ -121,9 +128,8 @@ void progress() {
     }
 }
 
-int complete_all(Context &ctx) {
+void complete_all_slow(Context &ctx) {
     Engine &e = Engine::get();
-    int rc = MPI_SUCCESS;
     for (;;) {
         Operation *oldest = nullptr;
         for (Operation *op : e.outstanding) {
@@ -132,7 +138,7 @@ int complete_all(Context &ctx) {
                 break;
             }
         }
-        if (oldest == nullptr) return rc;
+        if (oldest == nullptr) return;
         // Its error belongs to its own request; the call that waited here goes on regardless.
         oldest->wait();
     }

@@ -17,8 +17,8 @@
 
 #include <memory>
 #include <string>
-#include <typeindex>
-#include <unordered_map>
+#include <typeinfo>
+#include <vector>
 
 #include "core/p2p.h"
 #include "core/stats.h"
@@ -28,19 +28,26 @@ namespace tucoll {
 
 class Context;
 
-// Objects of any type, one per type, default-constructed on first use.
+// Objects of any type, one per type, default-constructed on first use. An operation holds a
+// handful, looked up on every call: a short list beats a hash map here.
 class Workspaces {
   public:
     template <class W>
     W &get() {
-        std::shared_ptr<void> &slot = items_[std::type_index(typeid(W))];
-        if (!slot) slot = std::make_shared<W>();
-        return *static_cast<W *>(slot.get());
+        for (const Item &item : items_) {
+            if (*item.type == typeid(W)) return *static_cast<W *>(item.object.get());
+        }
+        items_.push_back({&typeid(W), std::make_shared<W>()});
+        return *static_cast<W *>(items_.back().object.get());
     }
     void clear() { items_.clear(); }
 
   private:
-    std::unordered_map<std::type_index, std::shared_ptr<void>> items_;
+    struct Item {
+        const std::type_info *type;
+        std::shared_ptr<void> object;
+    };
+    std::vector<Item> items_;
 };
 
 class Operation {
@@ -104,13 +111,23 @@ class ActiveOperation {
 };
 
 namespace engine {
+// How many operations are outstanding on this rank (a blocking call reads it: nothing else
+// happens while it is 0).
+extern int outstanding_count;
 // True when no operation is outstanding apart from those running on the stack.
-bool idle();
+bool idle_slow();
+inline bool idle() { return outstanding_count == 0 || idle_slow(); }
 // Advances every outstanding operation not on the stack, in start order, without blocking.
-void progress();
+void progress_slow();
+inline void progress() {
+    if (outstanding_count != 0) progress_slow();
+}
 // Completes the outstanding operations on `ctx`, oldest first (before a blocking collective on
 // the same communicator, whose internal MPI collectives could not advance them).
-int complete_all(Context &ctx);
+void complete_all_slow(Context &ctx);
+inline void complete_all(Context &ctx) {
+    if (outstanding_count != 0) complete_all_slow(ctx);
+}
 }  // namespace engine
 
 }  // namespace tucoll

@@ -3,72 +3,54 @@
 #include <cstdlib>
 #include <exception>
 #include <new>
-#include <vector>
 
 #include "core/errors.h"
 
 namespace tucoll {
+// A frame is preceded by a header naming its pool, since operator delete is told only the size.
+// Freed frames wait in 64-byte size classes, each class a list threaded through the frames
+// themselves; a class holds at most as many frames as were ever alive at once in it. Frames above
+// the largest class go to malloc and back.
 namespace {
-
-// Freed frames by exact size. A program runs a handful of coroutines (one per algorithm and
-// engine), so a short list of sizes, each keeping a few frames, serves every steady state.
-struct FramePool {
-    struct Bucket {
-        size_t bytes;
-        std::vector<void *> frames;
-    };
-    static constexpr size_t kFramesPerSize = 32;
-    std::vector<Bucket> buckets;
-
-    ~FramePool() {
-        for (Bucket &b : buckets) {
-            for (void *f : b.frames) std::free(f);
-        }
-    }
+struct alignas(16) Header {
+    FramePool *pool;
 };
-
-// One per thread, without a lock: a frame ended on another thread (a progress thread) joins that
-// thread's pool.
-FramePool &pool() {
-    thread_local FramePool instance;
-    return instance;
-}
-
 }  // namespace
 
-void *allocate_frame(size_t bytes) {
-    FramePool &p = pool();
-    for (FramePool::Bucket &b : p.buckets) {
-        if (b.bytes == bytes && !b.frames.empty()) {
-            void *frame = b.frames.back();
-            b.frames.pop_back();
-            return frame;
+FramePool::~FramePool() {
+    for (Free *&head : heads_) {
+        while (head != nullptr) {
+            Free *next = head->next;
+            std::free(reinterpret_cast<Header *>(head) - 1);
+            head = next;
         }
     }
-    void *frame = std::malloc(bytes);
-    if (frame == nullptr) throw std::bad_alloc();
-    return frame;
 }
 
-void release_frame(void *frame, size_t bytes) noexcept {
-    FramePool &p = pool();
-    FramePool::Bucket *bucket = nullptr;
-    for (FramePool::Bucket &b : p.buckets) {
-        if (b.bytes == bytes) bucket = &b;
+void *FramePool::take(size_t bytes) {
+    const size_t c = (bytes + kGrain - 1) / kGrain;
+    if (c < kClasses && heads_[c] != nullptr) {
+        Free *frame = heads_[c];
+        heads_[c] = frame->next;
+        return frame;
     }
-    try {
-        if (bucket == nullptr) {
-            p.buckets.push_back({bytes, {}});
-            bucket = &p.buckets.back();
-        }
-        if (bucket->frames.size() < FramePool::kFramesPerSize) {
-            bucket->frames.push_back(frame);
-            return;
-        }
-    } catch (...) {
-        // No memory to keep it: it goes back to the system.
+    auto *header = static_cast<Header *>(std::malloc(sizeof(Header) + (c < kClasses ? c * kGrain : bytes)));
+    if (header == nullptr) throw std::bad_alloc();
+    header->pool = c < kClasses ? this : nullptr;
+    return header + 1;
+}
+
+void FramePool::give(void *frame, size_t bytes) noexcept {
+    Header *header = static_cast<Header *>(frame) - 1;
+    FramePool *pool = header->pool;
+    if (pool == nullptr) {
+        std::free(header);
+        return;
     }
-    std::free(frame);
+    Free *f = static_cast<Free *>(frame);
+    const size_t c = (bytes + kGrain - 1) / kGrain;
+    f->next = pool->heads_[c];
+    pool->heads_[c] = f;
 }
 
 void Task::promise_type::unhandled_exception() noexcept {
@@ -82,11 +64,5 @@ void Task::promise_type::unhandled_exception() noexcept {
         rc = fail(MPI_ERR_INTERN, "internal error in a collective's schedule");
     }
 }
-
-namespace {
-Task finished(int rc) { co_return rc; }
-}  // namespace
-
-Task Task::ready(int rc) { return finished(rc); }
 
 }  // namespace tucoll

@@ -20,10 +20,28 @@
 
 namespace tucoll {
 
-// Coroutine frames come from a pool of freed frames kept by size, so that a steady-state call
-// allocates nothing (frames of one coroutine all have its size).
-void *allocate_frame(size_t bytes);
-void release_frame(void *frame, size_t bytes) noexcept;
+class Context;
+
+// Coroutine frames come from their communicator's pool of freed frames (every schedule's first
+// parameter is its Context), kept by size class: a steady-state call allocates nothing, and
+// takes no lock nor thread-local lookup for it.
+class FramePool {
+  public:
+    FramePool() = default;
+    FramePool(const FramePool &) = delete;
+    FramePool &operator=(const FramePool &) = delete;
+    ~FramePool();
+    void *take(size_t bytes);
+    static void give(void *frame, size_t bytes) noexcept;
+
+  private:
+    static constexpr size_t kGrain = 64, kClasses = 64;
+    struct Free {
+        Free *next;
+    };
+    Free *heads_[kClasses] = {};
+};
+FramePool &frame_pool(Context &ctx);
 
 class [[nodiscard]] Task {
   public:
@@ -50,29 +68,43 @@ class [[nodiscard]] Task {
         // MPI_ERR_INTERN; the message is set either way.
         void unhandled_exception() noexcept;
 
-        static void *operator new(size_t bytes) { return allocate_frame(bytes); }
-        static void operator delete(void *frame, size_t bytes) noexcept { release_frame(frame, bytes); }
+        // A schedule's first parameter is its Context (no other kind of coroutine compiles).
+        template <class... Rest>
+        static void *operator new(size_t bytes, Context &ctx, Rest &&...) {
+            return frame_pool(ctx).take(bytes);
+        }
+        static void operator delete(void *frame, size_t bytes) noexcept { FramePool::give(frame, bytes); }
     };
 
     Task() = default;
-    Task(Task &&other) noexcept : handle_(std::exchange(other.handle_, {})) {}
+    // A finished task with result `rc`, and no coroutine: what a step that completed on the spot
+    // returns (a blocking call's vendor collective), at no cost.
+    static Task finished(int rc) {
+        Task t;
+        t.rc_ = rc;
+        return t;
+    }
+    Task(Task &&other) noexcept : handle_(std::exchange(other.handle_, {})), rc_(other.rc_) {}
     Task &operator=(Task &&other) noexcept {
         if (this != &other) {
             reset();
             handle_ = std::exchange(other.handle_, {});
+            rc_ = other.rc_;
         }
         return *this;
     }
     ~Task() { reset(); }
 
     // Runs the task until it first waits for traffic that is not complete, or to its end.
-    void start() { handle_.resume(); }
-    bool valid() const { return static_cast<bool>(handle_); }
+    void start() {
+        if (handle_) handle_.resume();
+    }
     bool done() const { return !handle_ || handle_.done(); }
-    int result() const { return handle_ ? handle_.promise().rc : MPI_SUCCESS; }
+    int result() const { return handle_ ? handle_.promise().rc : rc_; }
     void reset() {
         if (handle_) handle_.destroy();
         handle_ = {};
+        rc_ = MPI_SUCCESS;
     }
 
     // co_await task: runs it; the awaiting task goes on with its result when it ends.
@@ -83,12 +115,10 @@ class [[nodiscard]] Task {
     }
     int await_resume() const noexcept { return result(); }
 
-    // A finished task with result `rc`: for entries whose work is done without communication.
-    static Task ready(int rc);
-
   private:
     explicit Task(Handle handle) : handle_(handle) {}
     Handle handle_;
+    int rc_ = MPI_SUCCESS;  // the result of a finished task without a coroutine
 };
 
 }  // namespace tucoll
