@@ -347,9 +347,13 @@ def assert_a_signal_ends_all(tool: subprocess.Popen, signum: int, marker: str, s
     import time
 
     deadline = time.time() + start_within
-    while not started() and time.time() < deadline:
+    while not started() and tool.poll() is None and time.time() < deadline:
         time.sleep(0.2)
-    assert started(), "the simulation did not start"
+    if not started():  # say why: a tool that ended early left its reason on stderr
+        tool.kill()
+        _, err = tool.communicate()
+        raise AssertionError(f"the simulation did not start within {start_within} s; the tool "
+                             f"{'ended with ' + str(tool.returncode) if tool.returncode is not None else 'was still running'}:\n{err}")
     tool.send_signal(signum)
     assert tool.wait(timeout=exit_within) == 128 + signum
     deadline = time.time() + end_within
@@ -366,6 +370,6 @@ def test_a_signal_that_ends_the_tool_ends_its_simulation(signum):
     env = dict(os.environ, TUCOLL_TEST_MARKER=marker.split("=", 1)[1])
     tool = subprocess.Popen([sys.executable, "-m", "tucoll", "sim", "--build-dir", str(SIM_BUILD), "--platform",
                              "polaris-like", "--np", "512", "--", "alltoallv", "--alg", "vendor", "--dist", "uniform",
-                             "--size", "4K"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "--size", "4K"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert_a_signal_ends_all(tool, signum, marker, lambda: len(processes_with(marker)) >= 2,  # tool and simulator
                              "the simulator outlived the tool")
