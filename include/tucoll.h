@@ -58,14 +58,16 @@ TUCOLL_API int tucoll_alltoallv_with(const char *spec, const void *sendbuf, cons
    inactive, ready to start again. As in MPI, collectives on a communicator are started in the
    same order on every rank, and may be completed in any order; a blocking tucoll collective on
    a communicator first completes the operations outstanding there. A null or inactive request
-   completes at once. */
+   completes at once. As in MPI, the caller may free a call's datatypes once it has started, and
+   its communicator before the wait (MPI_Comm_free completes what was started on it). */
 typedef struct tucoll_plan *tucoll_request_t;
 #define TUCOLL_REQUEST_NULL ((tucoll_request_t)0)
 TUCOLL_API int tucoll_start(tucoll_request_t *request);
 TUCOLL_API int tucoll_test(tucoll_request_t *request, int *flag);
 TUCOLL_API int tucoll_wait(tucoll_request_t *request);
 /* Frees an inactive persistent request (an active one is refused: wait for it first) and sets
-   *request = TUCOLL_REQUEST_NULL; free requests before their communicator. */
+   *request = TUCOLL_REQUEST_NULL. Free persistent requests before their communicator: a start
+   after it fails with MPI_ERR_COMM. */
 TUCOLL_API int tucoll_request_free(tucoll_request_t *request);
 
 /* MPI_Ialltoallv: the arguments of tucoll_alltoallv, which must stay untouched until the

@@ -3,7 +3,8 @@
 // tucoll_wait or by tucoll_test alone; a start is local (it returns before any other rank has
 // started); operations outstanding at once on a communicator, and blocking calls between a start
 // and its wait, are completed in any order per rank without crossing; a persistent start posts
-// its first round at once.
+// its first round at once; the caller may free the call's datatypes or its communicator before
+// the wait, as MPI allows.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -17,34 +18,30 @@
 namespace tucoll::test {
 namespace {
 
-struct Exchange {
-    bench::TypePair types;
-    bench::AlltoallvBuffers buffers;
-};
-
-std::string build(const std::string &dist, const std::string &type, int64_t max_block, Exchange *out) {
-    bench::Workload w;
-    std::string err = bench::Workload::create(dist, max_block, world_size(), 5, &w);
-    if (err.empty()) err = bench::TypePair::create(type, &out->types);
-    if (err.empty()) err = bench::build_alltoallv(w, out->types, world_rank(), bench::Layout::kScattered, &out->buffers);
-    return err;
-}
-
-// The MPI's MPI_Alltoallv of `x`; the receive buffer is refilled with its sentinel.
-bench::Bytes vendor_result(Exchange &x) {
-    bench::AlltoallvBuffers &b = x.buffers;
-    MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), x.types.send, b.recv.data(),
-                  b.recvcounts.data(), b.rdispls.data(), x.types.recv, MPI_COMM_WORLD);
-    bench::Bytes result = b.recv;
-    b.fill_recv_sentinel();
-    return result;
-}
-
-int start(const char *spec, Exchange &x, tucoll_request_t *request) {
+int start(const char *spec, TypedExchange &x, tucoll_request_t *request, MPI_Comm comm = MPI_COMM_WORLD) {
     bench::AlltoallvBuffers &b = x.buffers;
     return tucoll_ialltoallv_with(spec, b.send.data(), b.sendcounts.data(), b.sdispls.data(), x.types.send,
-                                  b.recv.data(), b.recvcounts.data(), b.rdispls.data(), x.types.recv,
-                                  MPI_COMM_WORLD, request);
+                                  b.recv.data(), b.recvcounts.data(), b.rdispls.data(), x.types.recv, comm, request);
+}
+
+// A duplicate of MPI_COMM_WORLD with tucoll's context made (that is collective) and no
+// nonblocking call made on it yet: its pool of requests is empty.
+MPI_Comm fresh_communicator() {
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    EXPECT_TRUE(uniform_int_alltoallv("pairwise", 1, comm));
+    return comm;
+}
+
+// Runs `start` on every rank, on rank 1 only once rank 0's has returned: a start that waited for
+// the other ranks would never return. Returns start's result.
+template <class Start>
+int start_before_rank_1_starts(Start start) {
+    int token = 0;
+    if (world_rank() == 1) MPI_Recv(&token, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    const int rc = start();
+    if (world_rank() == 0) MPI_Send(&token, 1, MPI_INT, 1, 99, MPI_COMM_WORLD);
+    return rc;
 }
 
 // Completes `request` by tucoll_test alone; returns its result.
@@ -64,9 +61,9 @@ TEST_P(Nonblocking, MatchesTheVendorCompletedByWaitOrByTests) {
     for (const char *dist : {"uniform", "zeros", "onehuge", "powerlaw"}) {
         for (const char *type : {"char", "vector", "int-permuted"}) {
             for (bool by_tests : {false, true}) {
-                Exchange x;
-                TUCOLL_ASSERT_SETUP(build(dist, type, 40, &x));
-                const bench::Bytes want = vendor_result(x);
+                TypedExchange x;
+                TUCOLL_ASSERT_SETUP(build_exchange(dist, type, 40, 5, &x));
+                const bench::Bytes want = vendor_alltoallv(x);
                 tucoll_request_t request = TUCOLL_REQUEST_NULL;
                 const int rc_start = start(GetParam(), x, &request);
                 if (out_of_range(rc_start)) GTEST_SKIP() << GetParam() << " is not valid at P = " << world_size();
@@ -83,23 +80,26 @@ TEST_P(Nonblocking, MatchesTheVendorCompletedByWaitOrByTests) {
     EXPECT_STREQ(stats.collective, "alltoallv");
 }
 
-// Rank 0 starts, then sends rank 1 the token that rank 1 waits for before it starts: a start
-// that waited for the other ranks would never return.
+// The first nonblocking call on a communicator (a new request from its pool) and a later one.
 TEST_P(Nonblocking, AStartIsLocal) {
     if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
-    EXPECT_TRUE(uniform_int_alltoallv("pairwise", 1, MPI_COMM_WORLD));  // the communicator's context exists
-    Exchange x;
-    TUCOLL_ASSERT_SETUP(build("powerlaw", "char", 64, &x));
-    const bench::Bytes want = vendor_result(x);
-    tucoll_request_t request = TUCOLL_REQUEST_NULL;
-    int token = 7, rc = MPI_SUCCESS;
-    if (world_rank() == 1) MPI_Recv(&token, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    rc = start(GetParam(), x, &request);
-    if (world_rank() == 0) MPI_Send(&token, 1, MPI_INT, 1, 99, MPI_COMM_WORLD);
-    if (out_of_range(rc)) GTEST_SKIP() << GetParam() << " is not valid at P = " << world_size();
-    EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
-    EXPECT_EQ(tucoll_wait(&request), MPI_SUCCESS);
-    EXPECT_TRUE(all_ranks(x.buffers.recv == want));
+    MPI_Comm comm = fresh_communicator();
+    TypedExchange x;
+    TUCOLL_ASSERT_SETUP(build_exchange("powerlaw", "char", 64, 5, &x));
+    const bench::Bytes want = vendor_alltoallv(x);
+    for (int call = 0; call < 2; ++call) {
+        tucoll_request_t request = TUCOLL_REQUEST_NULL;
+        const int rc = start_before_rank_1_starts([&] { return start(GetParam(), x, &request, comm); });
+        if (out_of_range(rc)) {
+            MPI_Comm_free(&comm);
+            GTEST_SKIP() << GetParam() << " is not valid at P = " << world_size();
+        }
+        EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
+        EXPECT_EQ(tucoll_wait(&request), MPI_SUCCESS);
+        EXPECT_TRUE(all_ranks(x.buffers.recv == want)) << "call " << call;
+        x.buffers.fill_recv_sentinel();
+    }
+    MPI_Comm_free(&comm);
 }
 
 INSTANTIATE_TEST_SUITE_P(Specs, Nonblocking,
@@ -112,13 +112,13 @@ INSTANTIATE_TEST_SUITE_P(Specs, Nonblocking,
 TEST(NonblockingOperations, OutstandingAtOnceCompleteInAnyOrder) {
     // Three exchanges outstanding at once on one communicator; rank 0 completes them last to
     // first, the others first to last, with a blocking call on another communicator between.
-    Exchange x[3];
+    TypedExchange x[3];
     const char *specs[3] = {"tuna:radix=2", "bruck2", "pairwise"};
     const char *dists[3] = {"uniform", "powerlaw", "onehuge"};
     bench::Bytes want[3];
     for (int i = 0; i < 3; ++i) {
-        TUCOLL_ASSERT_SETUP(build(dists[i], "int-permuted", 48, &x[i]));
-        want[i] = vendor_result(x[i]);
+        TUCOLL_ASSERT_SETUP(build_exchange(dists[i], "int-permuted", 48, 5, &x[i]));
+        want[i] = vendor_alltoallv(x[i]);
     }
     MPI_Comm other = MPI_COMM_NULL;
     MPI_Comm_dup(MPI_COMM_WORLD, &other);
@@ -136,12 +136,14 @@ TEST(NonblockingOperations, OutstandingAtOnceCompleteInAnyOrder) {
 TEST(NonblockingOperations, ABlockingCallOnTheCommunicatorBetweenStartAndWait) {
     // The blocking call completes what was started before it; rank 0 waits before it, the others
     // after.
-    Exchange a;
-    TUCOLL_ASSERT_SETUP(build("normal", "char", 32, &a));
-    const bench::Bytes want = vendor_result(a);
+    TypedExchange a;
+    TUCOLL_ASSERT_SETUP(build_exchange("normal", "char", 32, 5, &a));
+    const bench::Bytes want = vendor_alltoallv(a);
     tucoll_request_t r = TUCOLL_REQUEST_NULL;
     ASSERT_EQ(start("tuna:radix=2", a, &r), MPI_SUCCESS);
-    if (world_rank() == 0) EXPECT_EQ(tucoll_wait(&r), MPI_SUCCESS);
+    if (world_rank() == 0) {
+        EXPECT_EQ(tucoll_wait(&r), MPI_SUCCESS);
+    }
     EXPECT_TRUE(uniform_int_alltoallv("bruck2", 5, MPI_COMM_WORLD));
     if (world_rank() != 0) {
         int flag = 0;
@@ -154,9 +156,9 @@ TEST(NonblockingOperations, ABlockingCallOnTheCommunicatorBetweenStartAndWait) {
 TEST(NonblockingOperations, SteadyStateReusesItsRequests) {
     // The same nonblocking call again and again: the request objects and their scratch come back
     // from the communicator's pool.
-    Exchange x;
-    TUCOLL_ASSERT_SETUP(build("powerlaw", "char", 64, &x));
-    const bench::Bytes want = vendor_result(x);
+    TypedExchange x;
+    TUCOLL_ASSERT_SETUP(build_exchange("powerlaw", "char", 64, 5, &x));
+    const bench::Bytes want = vendor_alltoallv(x);
     tucoll_request_t first = TUCOLL_REQUEST_NULL;
     ASSERT_EQ(start("tuna:radix=2", x, &first), MPI_SUCCESS);
     const tucoll_request_t handle = first;
@@ -225,9 +227,9 @@ TEST(NonblockingOperations, IallgatherAndIallgathervMatchTheVendor) {
 
 TEST(NonblockingOperations, APersistentStartIsLocal) {
     if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
-    Exchange x;
-    TUCOLL_ASSERT_SETUP(build("powerlaw", "char", 64, &x));
-    const bench::Bytes want = vendor_result(x);
+    TypedExchange x;
+    TUCOLL_ASSERT_SETUP(build_exchange("powerlaw", "char", 64, 5, &x));
+    const bench::Bytes want = vendor_alltoallv(x);
     bench::AlltoallvBuffers &b = x.buffers;
     tucoll_request_t plan = TUCOLL_REQUEST_NULL;
     ASSERT_EQ(tucoll_alltoallv_init_with("tuna:radix=2", b.send.data(), b.sendcounts.data(), b.sdispls.data(),
@@ -235,10 +237,7 @@ TEST(NonblockingOperations, APersistentStartIsLocal) {
                                          x.types.recv, MPI_COMM_WORLD, MPI_INFO_NULL, &plan),
               MPI_SUCCESS);
     for (int s = 0; s < 2; ++s) {
-        int token = s;
-        if (world_rank() == 1) MPI_Recv(&token, 1, MPI_INT, 0, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        EXPECT_EQ(tucoll_start(&plan), MPI_SUCCESS);
-        if (world_rank() == 0) MPI_Send(&token, 1, MPI_INT, 1, 98, MPI_COMM_WORLD);
+        EXPECT_EQ(start_before_rank_1_starts([&] { return tucoll_start(&plan); }), MPI_SUCCESS);
         EXPECT_EQ(test_until_done(&plan), MPI_SUCCESS);
         EXPECT_NE(plan, TUCOLL_REQUEST_NULL);  // persistent: inactive, not freed
         EXPECT_TRUE(all_ranks(b.recv == want));
@@ -247,9 +246,83 @@ TEST(NonblockingOperations, APersistentStartIsLocal) {
     EXPECT_EQ(tucoll_request_free(&plan), MPI_SUCCESS);
 }
 
+TEST(NonblockingOperations, ALibraryCollectiveAtAStartCompletesWhatIsOutstandingFirst) {
+    // auto's first call on a communicator agrees on its table in a blocking reduction. Rank 0
+    // starts two calls and only then waits; the others wait for the first before they start the
+    // second. Were rank 0 to enter the reduction with the first call outstanding, the others
+    // would wait for its part of that call, and it for them in the reduction.
+    MPI_Comm comm = fresh_communicator();
+    TypedExchange a, b;
+    TUCOLL_ASSERT_SETUP(build_exchange("powerlaw", "char", 48, 5, &a));
+    TUCOLL_ASSERT_SETUP(build_exchange("uniform", "int-permuted", 16, 5, &b));
+    const bench::Bytes want_a = vendor_alltoallv(a), want_b = vendor_alltoallv(b);
+    tucoll_request_t ra = TUCOLL_REQUEST_NULL, rb = TUCOLL_REQUEST_NULL;
+    ASSERT_EQ(start("tuna:radix=2", a, &ra, comm), MPI_SUCCESS);
+    if (world_rank() != 0) {
+        EXPECT_EQ(tucoll_wait(&ra), MPI_SUCCESS);
+    }
+    ASSERT_EQ(start("auto", b, &rb, comm), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_wait(&ra), MPI_SUCCESS);  // rank 0's: done already, by its second start
+    EXPECT_EQ(tucoll_wait(&rb), MPI_SUCCESS);
+    EXPECT_TRUE(all_ranks(a.buffers.recv == want_a));
+    EXPECT_TRUE(all_ranks(b.buffers.recv == want_b));
+    MPI_Comm_free(&comm);
+}
+
+TEST(NonblockingOperations, TheCallersDatatypesMayBeFreedAfterTheStart) {
+    // MPI lets a program free a datatype that an outstanding operation uses: the call holds its
+    // own handle (the receive side is unpacked with it at the end).
+    TypedExchange x;
+    TUCOLL_ASSERT_SETUP(build_exchange("powerlaw", "int-permuted", 40, 5, &x));
+    const bench::Bytes want = vendor_alltoallv(x);
+    bench::AlltoallvBuffers &b = x.buffers;
+    for (const char *spec : {"tuna:radix=2", "vendor"}) {
+        MPI_Datatype send = MPI_DATATYPE_NULL, recv = MPI_DATATYPE_NULL;
+        MPI_Type_dup(x.types.send, &send);
+        MPI_Type_dup(x.types.recv, &recv);
+        tucoll_request_t r = TUCOLL_REQUEST_NULL;
+        ASSERT_EQ(tucoll_ialltoallv_with(spec, b.send.data(), b.sendcounts.data(), b.sdispls.data(), send,
+                                         b.recv.data(), b.recvcounts.data(), b.rdispls.data(), recv, MPI_COMM_WORLD,
+                                         &r),
+                  MPI_SUCCESS);
+        MPI_Type_free(&send);
+        MPI_Type_free(&recv);
+        // A datatype made now may take the freed one's place in a careless implementation.
+        MPI_Datatype other = MPI_DATATYPE_NULL;
+        MPI_Type_contiguous(3, MPI_DOUBLE, &other);
+        MPI_Type_commit(&other);
+        EXPECT_EQ(tucoll_wait(&r), MPI_SUCCESS);
+        MPI_Type_free(&other);
+        EXPECT_TRUE(all_ranks(b.recv == want)) << spec;
+        b.fill_recv_sentinel();
+    }
+}
+
+TEST(NonblockingOperations, FreeingTheCommunicatorCompletesWhatWasStartedOnIt) {
+    // MPI_Comm_free lets outstanding operations complete: the wait after it reports the call,
+    // and a persistent request made on it can no longer start but can be freed.
+    TypedExchange x;
+    TUCOLL_ASSERT_SETUP(build_exchange("normal", "char", 32, 5, &x));
+    const bench::Bytes want = vendor_alltoallv(x);
+    bench::AlltoallvBuffers &b = x.buffers;
+    MPI_Comm comm = fresh_communicator();
+    tucoll_request_t r = TUCOLL_REQUEST_NULL, plan = TUCOLL_REQUEST_NULL;
+    ASSERT_EQ(tucoll_alltoallv_init_with("tuna:radix=2", b.send.data(), b.sendcounts.data(), b.sdispls.data(),
+                                         x.types.send, b.recv.data(), b.recvcounts.data(), b.rdispls.data(),
+                                         x.types.recv, comm, MPI_INFO_NULL, &plan),
+              MPI_SUCCESS);
+    ASSERT_EQ(start("bruck2", x, &r, comm), MPI_SUCCESS);
+    MPI_Comm_free(&comm);
+    EXPECT_EQ(tucoll_wait(&r), MPI_SUCCESS);
+    EXPECT_EQ(r, TUCOLL_REQUEST_NULL);
+    EXPECT_TRUE(all_ranks(b.recv == want));
+    EXPECT_EQ(tucoll_start(&plan), MPI_ERR_COMM);
+    EXPECT_EQ(tucoll_request_free(&plan), MPI_SUCCESS);
+}
+
 TEST(NonblockingOperations, BadArgumentsAreRefusedAtTheStart) {
-    Exchange x;
-    TUCOLL_ASSERT_SETUP(build("uniform", "char", 8, &x));
+    TypedExchange x;
+    TUCOLL_ASSERT_SETUP(build_exchange("uniform", "char", 8, 5, &x));
     bench::AlltoallvBuffers &b = x.buffers;
     tucoll_request_t r = TUCOLL_REQUEST_NULL;
     EXPECT_EQ(tucoll_ialltoallv_with("tuna", b.send.data(), nullptr, b.sdispls.data(), MPI_BYTE, b.recv.data(),

@@ -28,39 +28,15 @@ extern "C" int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
 namespace tucoll::test {
 namespace {
 
-struct Exchange {
-    bench::TypePair types;
-    bench::AlltoallvBuffers buffers;
-};
-
-std::string build(const std::string &dist, const std::string &type, int64_t max_block, Exchange *out) {
-    bench::Workload w;
-    std::string err = bench::Workload::create(dist, max_block, world_size(), 11, &w);
-    if (err.empty()) err = bench::TypePair::create(type, &out->types);
-    if (err.empty()) err = bench::build_alltoallv(w, out->types, world_rank(), bench::Layout::kScattered, &out->buffers);
-    return err;
-}
-
-// The MPI library's MPI_Alltoallv of `x`'s current contents; the receive buffer is left refilled
-// with its sentinel, ready for tucoll's call.
-bench::Bytes vendor_result(Exchange &x) {
-    bench::AlltoallvBuffers &b = x.buffers;
-    MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), x.types.send, b.recv.data(),
-                  b.recvcounts.data(), b.rdispls.data(), x.types.recv, MPI_COMM_WORLD);
-    bench::Bytes result = b.recv;
-    b.fill_recv_sentinel();
-    return result;
-}
-
 // Starts `request` `starts` times, changing the send buffer's contents before each, and checks
 // every result against MPI_Alltoallv on the same contents. True on every rank iff all matched.
-bool starts_match_the_vendor(tucoll_request_t request, Exchange &x, int starts) {
+bool starts_match_the_vendor(tucoll_request_t request, TypedExchange &x, int starts) {
     bench::AlltoallvBuffers &b = x.buffers;
     bool ok = true;
     for (int s = 0; s < starts; ++s) {
         for (size_t k = 0; k < b.send.size(); ++k) b.send[k] = static_cast<unsigned char>(b.send[k] * 31 + s + 1);
         b.fill_recv_sentinel();
-        const bench::Bytes want = vendor_result(x);
+        const bench::Bytes want = vendor_alltoallv(x);
         const int rc_start = tucoll_start(&request);
         const int rc_wait = tucoll_wait(&request);
         EXPECT_EQ(rc_start, MPI_SUCCESS) << tucoll_error_string(rc_start);
@@ -70,7 +46,7 @@ bool starts_match_the_vendor(tucoll_request_t request, Exchange &x, int starts) 
     return all_ranks(ok);
 }
 
-tucoll_request_t init(const char *spec, Exchange &x, int *rc) {
+tucoll_request_t init(const char *spec, TypedExchange &x, int *rc) {
     bench::AlltoallvBuffers &b = x.buffers;
     tucoll_request_t request = TUCOLL_REQUEST_NULL;
     *rc = tucoll_alltoallv_init_with(spec, b.send.data(), b.sendcounts.data(), b.sdispls.data(), x.types.send,
@@ -84,8 +60,8 @@ class PersistentAlltoallv : public ::testing::TestWithParam<const char *> {};
 TEST_P(PersistentAlltoallv, EveryStartMatchesTheVendor) {
     for (const char *dist : {"uniform", "zeros", "onehuge", "powerlaw"}) {
         for (const char *type : {"char", "vector", "int-permuted"}) {
-            Exchange x;
-            TUCOLL_ASSERT_SETUP(build(dist, type, 40, &x));
+            TypedExchange x;
+            TUCOLL_ASSERT_SETUP(build_exchange(dist, type, 40, 11, &x));
             int rc = MPI_SUCCESS;
             tucoll_request_t request = init(GetParam(), x, &rc);
             if (rc != MPI_SUCCESS && std::string(tucoll_error_string(rc)).find("out of range") != std::string::npos) {
@@ -109,8 +85,8 @@ INSTANTIATE_TEST_SUITE_P(Specs, PersistentAlltoallv,
 
 TEST(Persistent, AStartCommunicatesOnlyTheExchange) {
     // TuNA needs M, the largest block anywhere: reduced once at init, never at a start.
-    Exchange x;
-    TUCOLL_ASSERT_SETUP(build("powerlaw", "char", 64, &x));
+    TypedExchange x;
+    TUCOLL_ASSERT_SETUP(build_exchange("powerlaw", "char", 64, 11, &x));
     int rc = MPI_SUCCESS;
     allreduce_calls = 0;
     tucoll_request_t request = init("tuna:radix=2", x, &rc);
@@ -129,16 +105,16 @@ TEST(Persistent, AStartCommunicatesOnlyTheExchange) {
 TEST(Persistent, WaitsInAnyOrderRunTheExchangesInStartOrder) {
     // Rank 0 waits for the second request first, the others for the first: tucoll runs the
     // exchanges of one communicator in start order on every rank, so nothing crosses.
-    Exchange a, b;
-    TUCOLL_ASSERT_SETUP(build("uniform", "char", 24, &a));
-    TUCOLL_ASSERT_SETUP(build("powerlaw", "int-permuted", 40, &b));
+    TypedExchange a, b;
+    TUCOLL_ASSERT_SETUP(build_exchange("uniform", "char", 24, 11, &a));
+    TUCOLL_ASSERT_SETUP(build_exchange("powerlaw", "int-permuted", 40, 11, &b));
     int rc_a = MPI_SUCCESS, rc_b = MPI_SUCCESS;
     tucoll_request_t ra = init("spreadout", a, &rc_a), rb = init("tuna:radix=2", b, &rc_b);
     ASSERT_TRUE(all_ranks(rc_a == MPI_SUCCESS && rc_b == MPI_SUCCESS));
-    for (Exchange *x : {&a, &b}) {
+    for (TypedExchange *x : {&a, &b}) {
         x->buffers.fill_recv_sentinel();
     }
-    const bench::Bytes want[2] = {vendor_result(a), vendor_result(b)};
+    const bench::Bytes want[2] = {vendor_alltoallv(a), vendor_alltoallv(b)};
     EXPECT_EQ(tucoll_start(&ra), MPI_SUCCESS);
     EXPECT_EQ(tucoll_start(&rb), MPI_SUCCESS);
     if (world_rank() == 0) {
@@ -156,13 +132,13 @@ TEST(Persistent, WaitsInAnyOrderRunTheExchangesInStartOrder) {
 TEST(Persistent, ABlockingCallBetweenAStartAndItsWaitMeetsTheSameExchangeEverywhere) {
     // Rank 0 waits before its blocking alltoallv, the others after it: MPI orders collectives by
     // their start, so the blocking call runs the started exchange first wherever it comes first.
-    Exchange a, b;
-    TUCOLL_ASSERT_SETUP(build("uniform", "char", 24, &a));
-    TUCOLL_ASSERT_SETUP(build("normal", "char", 24, &b));  // the same sizes would hide a mix-up
+    TypedExchange a, b;
+    TUCOLL_ASSERT_SETUP(build_exchange("uniform", "char", 24, 11, &a));
+    TUCOLL_ASSERT_SETUP(build_exchange("normal", "char", 24, 11, &b));  // the same sizes would hide a mix-up
     int rc = MPI_SUCCESS;
     tucoll_request_t ra = init("spreadout", a, &rc);
     ASSERT_TRUE(all_ranks(rc == MPI_SUCCESS));
-    const bench::Bytes want[2] = {vendor_result(a), vendor_result(b)};
+    const bench::Bytes want[2] = {vendor_alltoallv(a), vendor_alltoallv(b)};
     auto blocking = [&] {
         bench::AlltoallvBuffers &buf = b.buffers;
         return tucoll_alltoallv_with("tuna:radix=2", buf.send.data(), buf.sendcounts.data(), buf.sdispls.data(),
@@ -213,8 +189,8 @@ TEST(Persistent, TheCallersDatatypeMayBeFreedAfterTheInit) {
 TEST(Persistent, AutoStillExploringAsksAgainAtEveryStartUntilItSettles) {
     setenv("TUCOLL_AUTO", "online", 1);
     tucoll_comm_release_scratch(MPI_COMM_WORLD);
-    Exchange x;
-    TUCOLL_ASSERT_SETUP(build("uniform", "char", 32, &x));
+    TypedExchange x;
+    TUCOLL_ASSERT_SETUP(build_exchange("uniform", "char", 32, 11, &x));
     int rc = MPI_SUCCESS;
     tucoll_request_t request = init("auto", x, &rc);
     ASSERT_TRUE(all_ranks(rc == MPI_SUCCESS));
@@ -230,8 +206,8 @@ TEST(Persistent, AutoStillExploringAsksAgainAtEveryStartUntilItSettles) {
 }
 
 TEST(Persistent, MisuseIsAnErrorNotAHang) {
-    Exchange x;
-    TUCOLL_ASSERT_SETUP(build("uniform", "char", 8, &x));
+    TypedExchange x;
+    TUCOLL_ASSERT_SETUP(build_exchange("uniform", "char", 8, 11, &x));
     int rc = MPI_SUCCESS;
     tucoll_request_t request = init("spreadout", x, &rc);
     ASSERT_TRUE(all_ranks(rc == MPI_SUCCESS));
@@ -253,8 +229,8 @@ TEST(Persistent, MisuseIsAnErrorNotAHang) {
 }
 
 TEST(Persistent, AnArgumentRejectedOnOneRankFailsTheInitEverywhere) {
-    Exchange x;
-    TUCOLL_ASSERT_SETUP(build("uniform", "char", 8, &x));
+    TypedExchange x;
+    TUCOLL_ASSERT_SETUP(build_exchange("uniform", "char", 8, 11, &x));
     if (world_rank() == world_size() - 1) x.buffers.sendcounts[0] = -1;
     int rc = MPI_SUCCESS;
     tucoll_request_t request = init("spreadout", x, &rc);

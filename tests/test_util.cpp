@@ -4,8 +4,27 @@
 #include <vector>
 
 #include "tucoll.h"
+#include "workload.h"
 
 namespace tucoll::test {
+
+std::string build_exchange(const std::string &dist, const std::string &type, int64_t max_block, uint64_t seed,
+                           TypedExchange *out) {
+    bench::Workload w;
+    std::string err = bench::Workload::create(dist, max_block, world_size(), seed, &w);
+    if (err.empty()) err = bench::TypePair::create(type, &out->types);
+    if (err.empty()) err = bench::build_alltoallv(w, out->types, world_rank(), bench::Layout::kScattered, &out->buffers);
+    return err;
+}
+
+bench::Bytes vendor_alltoallv(TypedExchange &x) {
+    bench::AlltoallvBuffers &b = x.buffers;
+    MPI_Alltoallv(b.send.data(), b.sendcounts.data(), b.sdispls.data(), x.types.send, b.recv.data(),
+                  b.recvcounts.data(), b.rdispls.data(), x.types.recv, MPI_COMM_WORLD);
+    bench::Bytes result = b.recv;
+    b.fill_recv_sentinel();
+    return result;
+}
 
 bool setup_agreed(const std::string &err, MPI_Comm comm) {
     int rank = 0, p = 1;

@@ -68,6 +68,19 @@ bench::Bytes reference_alltoallv(const bench::Workload &w, const bench::TypePair
 bool alltoallv_matches(const std::string &spec, MPI_Comm comm, const std::string &dist, const std::string &type,
                        bench::Layout layout, int64_t max_block, uint64_t seed = 7, tucoll_stats_t *stats = nullptr);
 
+// An alltoallv workload's buffers, in a pair of datatypes.
+struct TypedExchange {
+    bench::TypePair types;
+    bench::AlltoallvBuffers buffers;
+};
+// `out` for this rank: the distribution `dist` of blocks up to `max_block` (seeded) over the
+// world, in datatypes `type`, scattered layout. An error message, or empty.
+std::string build_exchange(const std::string &dist, const std::string &type, int64_t max_block, uint64_t seed,
+                           TypedExchange *out);
+// The MPI library's MPI_Alltoallv of `x`'s current contents on MPI_COMM_WORLD; the receive
+// buffer is left refilled with its sentinel, ready for tucoll's call.
+bench::Bytes vendor_alltoallv(TypedExchange &x);
+
 // Spec strings covering every algorithm of `registry` at `scope`: each with defaults, and each
 // parameter in turn at its edges and a few values between (others at their defaults). Values
 // above an unbounded maximum's practical range (P, P+1) are included to exercise clamping.

@@ -157,16 +157,20 @@ struct Allgather {
         row->assign(ctx.size(), own);
     }
 
-    // An allgather's recvcounts points at its single recvcount, the caller's argument: a
-    // nonblocking call keeps its own copy.
+    // A nonblocking call keeps its own copy of an allgather's recvcount (recvcounts points at
+    // the caller's argument) and its own handles on derived datatypes (the caller may free theirs).
     struct KeptCount {
         int recvcount = 0;
     };
-    static void keep(Context &, Args *a, Workspaces &storage) {
-        if (a->vector) return;
-        KeptCount &k = storage.get<KeptCount>();
-        k.recvcount = *a->recvcounts;
-        a->recvcounts = &k.recvcount;
+    static int keep(Context &, Args *a, Pending &call) {
+        if (!a->vector) {
+            KeptCount &k = call.storage().get<KeptCount>();
+            k.recvcount = *a->recvcounts;
+            a->recvcounts = &k.recvcount;
+        }
+        TUCOLL_TRY(call.types().own(&a->recvtype));
+        if (a->sendbuf != MPI_IN_PLACE) TUCOLL_TRY(call.types().own(&a->sendtype));
+        return MPI_SUCCESS;
     }
 
     static Task run(Context &ctx, const Selection &sel, const Args &a, Prepared &prep, CallStats &stats) {

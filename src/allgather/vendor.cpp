@@ -1,6 +1,7 @@
 // vendor: the MPI library's MPI_Allgather / MPI_Allgatherv through their PMPI entry points.
 #include "allgather/allgather.h"
 #include "core/errors.h"
+#include "core/mpi_step.h"
 #include "core/p2p.h"
 #include "core/platform.h"
 
@@ -18,35 +19,30 @@ void account(Context &ctx, const TypedArgs &a) {
     platform::charge_packing(a.recvtype, received);
 }
 
-// A nonblocking call runs the MPI's nonblocking form, whose progress is the MPI's own.
-Task run_nonblocking(Context &ctx, const TypedArgs &a) {
-    MPI_Request req = MPI_REQUEST_NULL;
-    if (a.vector) {
-        TUCOLL_CO_MPI(PMPI_Iallgatherv(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
-                                       a.recvtype, ctx.comm(), &req));
-    } else {
-        TUCOLL_CO_MPI(PMPI_Iallgather(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, *a.recvcounts, a.recvtype,
-                                      ctx.comm(), &req));
-    }
-    ctx.requests().adopt(req);
-    co_await ctx.requests().completion();
-    account(ctx, a);
-    co_return MPI_SUCCESS;
-}
-
-// A blocking call finishes on the spot: no coroutine.
 Task run(Context &ctx, const Call &call, const Params &, CallStats &) {
     const TypedArgs &a = call.typed;
     // The MPI packs a non-contiguous block as it sends it and unpacks those it receives.
     if (a.sendbuf != MPI_IN_PLACE) platform::charge_packing(a.sendtype, a.sendcount);
-    if (ctx.requests().deferred()) return run_nonblocking(ctx, a);
-    const int rc = a.vector ? PMPI_Allgatherv(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
-                                              a.recvtype, ctx.comm())
-                            : PMPI_Allgather(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, *a.recvcounts, a.recvtype,
-                                             ctx.comm());
-    if (rc != MPI_SUCCESS) return Task::finished(mpi_fail(rc, a.vector ? "PMPI_Allgatherv" : "PMPI_Allgather"));
-    account(ctx, a);
-    return Task::finished(MPI_SUCCESS);
+    return mpi_step(
+        ctx,
+        [&ctx, &a](MPI_Request *req) {
+            int rc = MPI_SUCCESS;
+            if (a.vector) {
+                rc = req ? PMPI_Iallgatherv(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
+                                            a.recvtype, ctx.comm(), req)
+                         : PMPI_Allgatherv(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
+                                           a.recvtype, ctx.comm());
+            } else {
+                rc = req ? PMPI_Iallgather(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, *a.recvcounts, a.recvtype,
+                                           ctx.comm(), req)
+                         : PMPI_Allgather(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, *a.recvcounts, a.recvtype,
+                                          ctx.comm());
+            }
+            if (rc == MPI_SUCCESS) return rc;
+            return mpi_fail(rc, a.vector ? (req ? "PMPI_Iallgatherv" : "PMPI_Allgatherv")
+                                         : (req ? "PMPI_Iallgather" : "PMPI_Allgather"));
+        },
+        [&ctx, &a] { account(ctx, a); });
 }
 
 Algorithm make(const char *summary) {

@@ -8,6 +8,7 @@
 #include "alltoallv/alltoallv.h"
 #include "core/context.h"
 #include "core/errors.h"
+#include "core/mpi_step.h"
 #include "core/p2p.h"
 #include "core/platform.h"
 #include "tucoll.h"
@@ -26,27 +27,20 @@ void account(Context &ctx, const UniformArgs &a, CallStats &stats) {
     for (int i = 0; i < ctx.size() - 1; ++i) stats.count_send(static_cast<int64_t>(a.sendcount) * size);
 }
 
-// A nonblocking call runs the MPI's MPI_Ialltoall.
-Task run_vendor_nonblocking(Context &ctx, const UniformArgs &a, CallStats &stats) {
-    MPI_Request req = MPI_REQUEST_NULL;
-    TUCOLL_CO_MPI(PMPI_Ialltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, ctx.comm(),
-                                 &req));
-    ctx.requests().adopt(req);
-    co_await ctx.requests().completion();
-    account(ctx, a, stats);
-    co_return MPI_SUCCESS;
-}
-
-// A blocking call finishes on the spot: no coroutine.
 Task run_vendor(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const UniformArgs &a = *call.typed.alltoall;
     // The MPI packs non-contiguous blocks as it sends them and unpacks those it receives.
     if (a.sendbuf != MPI_IN_PLACE) platform::charge_packing(a.sendtype, static_cast<int64_t>(ctx.size()) * a.sendcount);
-    if (ctx.requests().deferred()) return run_vendor_nonblocking(ctx, a, stats);
-    const int rc = PMPI_Alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype, ctx.comm());
-    if (rc != MPI_SUCCESS) return Task::finished(mpi_fail(rc, "PMPI_Alltoall"));
-    account(ctx, a, stats);
-    return Task::finished(MPI_SUCCESS);
+    return mpi_step(
+        ctx,
+        [&ctx, &a](MPI_Request *req) {
+            const int rc = req ? PMPI_Ialltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype,
+                                                ctx.comm(), req)
+                               : PMPI_Alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype,
+                                               ctx.comm());
+            return rc == MPI_SUCCESS ? rc : mpi_fail(rc, req ? "PMPI_Ialltoall" : "PMPI_Alltoall");
+        },
+        [&ctx, &a, &stats] { account(ctx, a, stats); });
 }
 
 // One side of the call as alltoallv arguments, kept per communicator (its state): counts `count` and

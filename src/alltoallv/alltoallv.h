@@ -62,10 +62,9 @@ struct Call {
 // `co_await ctx.requests().completion()`, so that the same code runs blocking and nonblocking.
 using RunFn = Task (*)(Context &ctx, const Call &call, const Params &params, CallStats &stats);
 
-// Times the run a meta-algorithm chose (auto's online tuning): told this rank's time of the call.
+// A meta-algorithm that times the runs it chooses (auto's online tuning).
 struct Probe {
     virtual ~Probe() = default;
-    virtual void record(double seconds) = 0;
     virtual void cancel() = 0;  // the choice will not run (a persistent request's init)
 };
 
@@ -79,7 +78,10 @@ struct Choice {
     std::string note;
     const Selection *kept_selection = nullptr;  // when set, used instead of `selection`
     const std::string *kept_note = nullptr;     // when set, used instead of `note`
-    Probe *probe = nullptr;                     // when set, told how long the chosen run took here
+    // When set, the chosen run is timed: this rank's time goes to *timing, a slot of its own
+    // (nonblocking calls explore side by side).
+    Probe *probe = nullptr;
+    double *timing = nullptr;
 
     const Selection &selected() const { return kept_selection ? *kept_selection : selection; }
     // Ready for the next decision (keeping the strings' storage).
@@ -89,6 +91,7 @@ struct Choice {
         kept_selection = nullptr;
         kept_note = nullptr;
         probe = nullptr;
+        timing = nullptr;
     }
     const std::string &path() const { return kept_note ? *kept_note : note; }
 };

@@ -205,22 +205,30 @@ struct Alltoallv {
         return MPI_SUCCESS;
     }
 
-    // An MPI_Alltoall's counts and displacements are the communicator's (alltoall/api.cpp), not
-    // the caller's: a nonblocking call keeps a copy, as it keeps its uniform arguments.
+    // A nonblocking call holds its own handles on derived datatypes (the caller may free theirs;
+    // the unpacking runs at the end). An MPI_Alltoall's counts, displacements and block types
+    // are the communicator's (alltoall/api.cpp), not the caller's, and change with its next call:
+    // copied, as its uniform arguments are.
     struct KeptUniform {
         UniformArgs uniform;
         std::vector<int> scounts, sdispls, rcounts, rdispls;
     };
-    static void keep(Context &ctx, Args *a, Workspaces &storage) {
-        if (a->alltoall == nullptr) return;
-        KeptUniform &k = storage.get<KeptUniform>();
-        k.uniform = *a->alltoall;
-        a->alltoall = &k.uniform;
-        const int p = ctx.size();
-        a->recvcounts = copy_of(a->recvcounts, p, k.rcounts);
-        a->rdispls = copy_of(a->rdispls, p, k.rdispls);
-        a->sendcounts = copy_of(a->sendcounts, p, k.scounts);
-        a->sdispls = copy_of(a->sdispls, p, k.sdispls);
+    static int keep(Context &ctx, Args *a, Pending &call) {
+        if (a->alltoall != nullptr) {
+            KeptUniform &k = call.storage().get<KeptUniform>();
+            k.uniform = *a->alltoall;
+            a->alltoall = &k.uniform;
+            const int p = ctx.size();
+            a->recvcounts = copy_of(a->recvcounts, p, k.rcounts);
+            a->rdispls = copy_of(a->rdispls, p, k.rdispls);
+            a->sendcounts = copy_of(a->sendcounts, p, k.scounts);
+            a->sdispls = copy_of(a->sdispls, p, k.sdispls);
+            TUCOLL_TRY(call.types().own(&k.uniform.recvtype));
+            if (k.uniform.sendbuf != MPI_IN_PLACE) TUCOLL_TRY(call.types().own(&k.uniform.sendtype));
+        }
+        TUCOLL_TRY(call.types().own(&a->recvtype));
+        if (a->sendbuf != MPI_IN_PLACE) TUCOLL_TRY(call.types().own(&a->sendtype));
+        return MPI_SUCCESS;
     }
 
     static int check_consistency(Context &ctx, const Args &a, const Prepared &prep) {
@@ -272,18 +280,18 @@ struct Alltoallv {
         return alg.run(ctx, call, sel.params, stats);
     }
 
-    // execute() for what decide() gave, timed for its probe when it has one (auto's online tuning).
+    // execute() for what decide() gave, timed when it asks for it (auto's online tuning).
     // A nonblocking or persistent call is timed from its start to the progress call that finds
     // it complete: what the exchange costs where the caller's work does not hide it.
     static Task execute_timed(Context &ctx, const Choice &choice, const Args &a, Prepared &prep, CallStats &stats) {
         const double started = MPI_Wtime();
         const int rc = co_await execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
-        choice.probe->record(MPI_Wtime() - started);
+        *choice.timing = MPI_Wtime() - started;
         co_return rc;
     }
     // Not a coroutine itself: the untimed case costs no frame of its own.
     static Task execute_choice(Context &ctx, const Choice &choice, const Args &a, Prepared &prep, CallStats &stats) {
-        if (choice.probe != nullptr) return execute_timed(ctx, choice, a, prep, stats);
+        if (choice.timing != nullptr) return execute_timed(ctx, choice, a, prep, stats);
         return execute(ctx, choice.selected(), a, prep, choice.known_max_block, stats);
     }
 
@@ -333,15 +341,12 @@ struct Plan final : tucoll_plan {
     // as a plain call would, until it has settled.
     bool redecide = false;
     Selection meta;
-    std::vector<MPI_Datatype> owned_types;  // duplicates of derived datatypes, freed with the plan
+    OwnedTypes types;  // its handles on derived datatypes, freed with the plan
     Operation op;
 
-    explicit Plan(Context &ctx) : op(ctx) {}
+    explicit Plan(Context &ctx) : op(ctx, /*deferred=*/true) {}
     ~Plan() override {
-        int finalized = 0;
-        MPI_Finalized(&finalized);
-        if (finalized) return;
-        for (MPI_Datatype &t : owned_types) MPI_Type_free(&t);
+        if (!orphaned) op.context().forget_request(this);
     }
     Operation &operation() override { return op; }
     bool persistent() const override { return true; }
@@ -350,19 +355,6 @@ struct Plan final : tucoll_plan {
 };
 
 namespace {
-
-// The plan's own handle on a derived datatype, so that the caller may free theirs after the
-// init (MPI allows it); predefined types are used as they are.
-int keep_type(MPI_Datatype *type, Plan *plan) {
-    int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
-    TUCOLL_MPI(MPI_Type_get_envelope(*type, &integers, &addresses, &datatypes, &combiner));
-    if (combiner == MPI_COMBINER_NAMED) return MPI_SUCCESS;
-    MPI_Datatype copy = MPI_DATATYPE_NULL;
-    TUCOLL_MPI(MPI_Type_dup(*type, &copy));
-    plan->owned_types.push_back(copy);
-    *type = copy;
-    return MPI_SUCCESS;
-}
 
 // One start's schedule: the plan's algorithm, or auto asked again while it explores.
 Task run_plan(Context &ctx, Plan *plan, CallStats &stats) {
@@ -409,6 +401,7 @@ int init(const char *spec, const TypedArgs &in, std::unique_ptr<Plan> *out) {
     TUCOLL_TRY(prefix_error(Context::get(in.comm, &ctx), kInitFn));
     engine::complete_all(*ctx);  // the init is collective too
     auto plan = std::make_unique<Plan>(*ctx);
+    TUCOLL_TRY(prefix_error(ctx->adopt_request(plan.get()), kInitFn));
     const int p = ctx->size();
     plan->args = in;
     plan->args.recvcounts = copy_of(in.recvcounts, p, plan->rcounts);
@@ -427,8 +420,9 @@ int init(const char *spec, const TypedArgs &in, std::unique_ptr<Plan> *out) {
                             kInitFn);
     }
     if (rc != MPI_SUCCESS) return rc;
-    TUCOLL_TRY(prefix_error(keep_type(&plan->args.recvtype, plan.get()), kInitFn));
-    if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(keep_type(&plan->args.sendtype, plan.get()), kInitFn));
+    // The caller may free derived datatypes after the init (MPI allows it).
+    TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.recvtype), kInitFn));
+    if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.sendtype), kInitFn));
     Choice choice;
     TUCOLL_TRY(prefix_error(Alltoallv::decide(*ctx, *selected, plan->args, plan->prep, &choice), kInitFn));
     if (choice.probe != nullptr) {

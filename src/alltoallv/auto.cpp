@@ -93,6 +93,7 @@ int reduce_summary(Context &ctx, const double local[kFields], double global[kFie
         s.record = record;
     }
     if (s.op == MPI_OP_NULL) TUCOLL_MPI(MPI_Op_create(combine, /*commute=*/1, &s.op));
+    ctx.quiesce();
     TUCOLL_MPI(MPI_Allreduce(local, global, 1, s.record, s.op, ctx.comm()));
     return MPI_SUCCESS;
 }
@@ -158,6 +159,7 @@ int summarize(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState &st
     }
     if (state.max_only) {
         double in[2] = {local[kMaxBlock], local[kBusiest]}, out[2];
+        ctx.quiesce();
         TUCOLL_MPI(MPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_MAX, ctx.comm()));
         global[kMaxBlock] = out[0];
         global[kBusiest] = out[1];
@@ -204,6 +206,7 @@ int choose_online(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState
         return MPI_SUCCESS;
     }
     double global_max = 0;
+    ctx.quiesce();
     TUCOLL_TRY(state.late.agree_now(ctx.comm(), local_max, &global_max));
     out->known_max_block = static_cast<int64_t>(global_max);
     return state.tuner.choose(ctx, global_max, /*uniform=*/false, out);

@@ -215,16 +215,9 @@ void OnlineTuner::choose_predicted(int k, Choice *out) {
     out->kept_note = &c.predicted_note;
 }
 
-void OnlineTuner::record(double seconds) {
-    if (pending_ != nullptr) *pending_ = seconds;
-    pending_ = nullptr;
-    pending_class_ = nullptr;
-}
-
 void OnlineTuner::cancel() {
-    if (pending_class_ != nullptr) --pending_class_->calls;
-    pending_ = nullptr;
-    pending_class_ = nullptr;
+    if (last_handed_out_ != nullptr) --last_handed_out_->calls;
+    last_handed_out_ = nullptr;
 }
 
 int OnlineTuner::choose(Context &ctx, double max_block, bool uniform, Choice *out) {
@@ -239,8 +232,8 @@ int OnlineTuner::choose(Context &ctx, double max_block, bool uniform, Choice *ou
         const int slot = c.calls++;
         out->kept_selection = &cands[slot % n];
         out->probe = this;
-        pending_ = &c.seconds[static_cast<size_t>(slot)];
-        pending_class_ = &c;
+        out->timing = &c.seconds[static_cast<size_t>(slot)];  // sized once: the slot stays put
+        last_handed_out_ = &c;
         char note[160];
         std::snprintf(note, sizeof note, "auto online: exploring, call %d of %d for %s", slot + 1, exploration,
                       class_range(k).c_str());
@@ -250,6 +243,7 @@ int OnlineTuner::choose(Context &ctx, double max_block, bool uniform, Choice *ou
     if (c.settled < 0) {
         // Every exploration call's time as the slowest rank saw it: the same numbers on every
         // rank, so the same choice.
+        ctx.quiesce();
         TUCOLL_MPI(MPI_Allreduce(MPI_IN_PLACE, c.seconds.data(), exploration, MPI_DOUBLE, MPI_MAX, ctx.comm()));
         int best = 0;
         std::string all;

@@ -39,7 +39,6 @@ class OnlineTuner final : public Probe {
     // choice. MPI_Alltoall calls (`uniform`) are tuned apart from MPI_Alltoallv ones (their
     // vendor differs). Collective once per class, when exploration ends (one MPI_Allreduce).
     int choose(Context &ctx, double max_block, bool uniform, Choice *out);
-    void record(double seconds) override;
     // Gives back the exploration call the last choose() handed out, unrun (a persistent request
     // made while exploring does not keep a candidate; it asks again at each start).
     void cancel() override;
@@ -67,8 +66,7 @@ class OnlineTuner final : public Probe {
     std::vector<Selection> candidates_;
     bool built_ = false;
     std::map<int, SizeClass> classes_;
-    double *pending_ = nullptr;  // where record() puts the running call's time
-    SizeClass *pending_class_ = nullptr;
+    SizeClass *last_handed_out_ = nullptr;  // the class of choose()'s last exploration call (cancel)
 };
 
 // Online tuning's steady state without a blocking reduction (see auto.cpp). Once a call's

@@ -128,6 +128,7 @@ int uniform_block(Context &ctx, const Call &call, bool check, int64_t *block) {
     }
     // min of lo, max of hi, max of "irregular here" in one reduction.
     int64_t mine[3] = {lo, -hi, regular ? 0 : -1}, all[3];
+    ctx.quiesce();
     TUCOLL_MPI(MPI_Allreduce(mine, all, 3, MPI_INT64_T, MPI_MIN, ctx.comm()));
     if (all[2] == 0 && all[0] == -all[1]) *block = all[0];
     return MPI_SUCCESS;
@@ -151,6 +152,7 @@ int agree_usable(Context &ctx, ipc::Backend &backend, IpcWorkspace &ws, const Bu
             std::snprintf(why.reason, sizeof why.reason, "%s", last_message(rc).c_str());
         }
     }
+    ctx.quiesce();
     TUCOLL_MPI(MPI_Allreduce(&ok, usable, 1, MPI_INT, MPI_MIN, ctx.comm()));
     if (!ok && verbose()) {
         log_line(std::string("ipc: rank ") + std::to_string(ctx.rank()) + ": the " + backend.name() +

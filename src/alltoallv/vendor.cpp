@@ -2,6 +2,7 @@
 // tucoll interposer never routes it back into tucoll.
 #include "alltoallv/alltoallv.h"
 #include "core/errors.h"
+#include "core/mpi_step.h"
 #include "core/p2p.h"
 #include "core/platform.h"
 
@@ -26,28 +27,20 @@ void account(Context &ctx, const TypedArgs &a, CallStats &stats) {
     }
 }
 
-// A nonblocking call runs the MPI's MPI_Ialltoallv, whose progress is the MPI's own.
-Task run_nonblocking(Context &ctx, const TypedArgs &a, CallStats &stats) {
-    MPI_Request req = MPI_REQUEST_NULL;
-    TUCOLL_CO_MPI(PMPI_Ialltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts,
-                                  a.rdispls, a.recvtype, ctx.comm(), &req));
-    ctx.requests().adopt(req);
-    co_await ctx.requests().completion();
-    account(ctx, a, stats);
-    co_return MPI_SUCCESS;
-}
-
-// A blocking call finishes on the spot: no coroutine.
 Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const TypedArgs &a = call.typed;
     // The MPI packs non-contiguous blocks as it sends them and unpacks those it receives.
     if (a.sendbuf != MPI_IN_PLACE) platform::charge_packing(a.sendtype, elements(a.sendcounts, ctx.size()));
-    if (ctx.requests().deferred()) return run_nonblocking(ctx, a, stats);
-    const int rc = PMPI_Alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts, a.rdispls,
-                                  a.recvtype, ctx.comm());
-    if (rc != MPI_SUCCESS) return Task::finished(mpi_fail(rc, "PMPI_Alltoallv"));
-    account(ctx, a, stats);
-    return Task::finished(MPI_SUCCESS);
+    return mpi_step(
+        ctx,
+        [&ctx, &a](MPI_Request *req) {
+            const int rc = req ? PMPI_Ialltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf,
+                                                 a.recvcounts, a.rdispls, a.recvtype, ctx.comm(), req)
+                               : PMPI_Alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf,
+                                                a.recvcounts, a.rdispls, a.recvtype, ctx.comm());
+            return rc == MPI_SUCCESS ? rc : mpi_fail(rc, req ? "PMPI_Ialltoallv" : "PMPI_Alltoallv");
+        },
+        [&ctx, &a, &stats] { account(ctx, a, stats); });
 }
 
 }  // namespace

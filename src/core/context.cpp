@@ -132,8 +132,11 @@ char *ScratchBuffer::get(size_t bytes) {
 }
 
 Context::~Context() {
-    // The communicator is being freed (collectively): what was started on it completes first.
-    engine::complete_all(*this);
+    // The communicator is being freed (collectively): what was started on it completes first,
+    // and the requests still held (not yet waited for, or persistent) stop referring to it.
+    quiesce();
+    for (tucoll_plan *request : live_requests_) request->orphaned = true;
+    live_requests_.clear();
     release_scratch();
     // The recording agrees on its last calls (collective, as the context's end is) and writes
     // its manifest.
@@ -158,6 +161,7 @@ void Context::release_window() {
 
 int Context::node_comm(MPI_Comm *out) {
     if (node_comm_ == MPI_COMM_NULL) {
+        quiesce();
         TUCOLL_MPI(MPI_Comm_split(comm_, topo_.node, topo_.local_rank, &node_comm_));
         TUCOLL_MPI(MPI_Comm_set_errhandler(node_comm_, MPI_ERRORS_RETURN));
     }
@@ -167,6 +171,7 @@ int Context::node_comm(MPI_Comm *out) {
 
 int Context::window(size_t bytes, MPI_Win *win, char **base) {
     if (window_ == MPI_WIN_NULL || window_bytes_ < bytes) {
+        quiesce();
         release_window();
         const size_t size = std::max<size_t>(bytes, 1);
         if (win_allocate_misplaces_puts()) {
@@ -245,6 +250,7 @@ int Context::init(MPI_Comm user) {
 }
 
 int Context::set_ppn(int ppn) {
+    quiesce();  // outstanding schedules were planned on the old topology
     int bounds[2] = {ppn, -ppn};
     TUCOLL_MPI(MPI_Allreduce(MPI_IN_PLACE, bounds, 2, MPI_INT, MPI_MAX, comm_));
     if (bounds[0] != -bounds[1]) {
@@ -260,6 +266,7 @@ int Context::set_ppn(int ppn) {
 
 int Context::set_node(int node_id) {
     if (node_id < 0) return failf(MPI_ERR_ARG, "tucoll_comm_set_node: node id %d is negative", node_id);
+    quiesce();
     return topology_from_node_ids(node_id, 0, Topology::kNodeIds);
 }
 
@@ -352,24 +359,50 @@ void Context::publish_copy(const CallStats &stats) {
 }
 
 void Context::release_scratch() {
+    quiesce();  // their scratch is what is released
     blocking_.scratch().clear();
     idle_pending_.clear();
     state_.clear();
 }
 
 Pending *Context::acquire_pending() {
-    if (idle_pending_.empty()) return new (std::nothrow) Pending(*this);
-    Pending *call = idle_pending_.back().release();
-    idle_pending_.pop_back();
+    Pending *call = nullptr;
+    if (idle_pending_.empty()) {
+        call = new (std::nothrow) Pending(*this);
+        if (call == nullptr) return nullptr;
+    } else {
+        call = idle_pending_.back().release();
+        idle_pending_.pop_back();
+    }
+    if (adopt_request(call) != MPI_SUCCESS) {
+        delete call;
+        return nullptr;
+    }
     return call;
 }
 
 void Context::release_pending(Pending *call) {
+    forget_request(call);
     try {
         idle_pending_.emplace_back(call);
     } catch (...) {
         delete call;
     }
+}
+
+int Context::adopt_request(tucoll_plan *request) {
+    try {
+        live_requests_.push_back(request);
+    } catch (...) {
+        return fail(MPI_ERR_NO_MEM, "no memory for the request");
+    }
+    return MPI_SUCCESS;
+}
+
+void Context::forget_request(tucoll_plan *request) {
+    // The most recent is the likeliest: requests are mostly completed in the order they start.
+    auto it = std::find(live_requests_.rbegin(), live_requests_.rend(), request);
+    if (it != live_requests_.rend()) live_requests_.erase(std::next(it).base());
 }
 
 }  // namespace tucoll

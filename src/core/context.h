@@ -108,6 +108,16 @@ class Context {
     Operation &blocking_operation() { return blocking_; }
     Pending *acquire_pending();
     void release_pending(Pending *call);
+    // The requests the program holds on this communicator (nonblocking calls not yet completed,
+    // persistent plans): orphaned when the communicator is freed before them.
+    int adopt_request(tucoll_plan *request);
+    void forget_request(tucoll_plan *request);
+
+    // Completes every operation outstanding on this communicator (not those running on the
+    // stack): before anything collective that does not go through them — a blocking MPI
+    // collective of the library's own, a change of topology or scratch — since their traffic,
+    // which only tucoll advances, could not go on while it waits.
+    void quiesce() { engine::complete_all(*this); }
 
     // A communicator of this rank's node (ranks in local order), split from the private
     // communicator on first use — collective then — and kept until the topology changes.
@@ -179,9 +189,10 @@ class Context {
     std::deque<CachedSelection> selections_;  // a deque: references stay valid as it grows
     uint64_t calls_ = 0;
     FramePool frames_;  // before the operations: their schedules' frames return to it
-    Operation blocking_{*this};
+    Operation blocking_{*this, /*deferred=*/false};
     Operation *active_ = &blocking_;
     std::vector<std::unique_ptr<Pending>> idle_pending_;
+    std::vector<tucoll_plan *> live_requests_;
     CallStats completed_stats_;                       // the last nonblocking call's
     const CallStats *last_stats_ = &blocking_.stats();
     MPI_Comm node_comm_ = MPI_COMM_NULL;

@@ -7,6 +7,38 @@
 #include "core/platform.h"
 
 namespace tucoll {
+
+int OwnedTypes::own(MPI_Datatype *type) {
+    for (const auto &[theirs, ours] : types_) {
+        if (theirs == *type || ours == *type) {
+            *type = ours;
+            return MPI_SUCCESS;
+        }
+    }
+    int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
+    TUCOLL_MPI(MPI_Type_get_envelope(*type, &integers, &addresses, &datatypes, &combiner));
+    if (combiner == MPI_COMBINER_NAMED) return MPI_SUCCESS;
+    MPI_Datatype copy = MPI_DATATYPE_NULL;
+    TUCOLL_MPI(MPI_Type_dup(*type, &copy));
+    try {
+        types_.emplace_back(*type, copy);
+    } catch (...) {
+        MPI_Type_free(&copy);
+        return fail(MPI_ERR_NO_MEM, "no memory to keep a datatype");
+    }
+    *type = copy;
+    return MPI_SUCCESS;
+}
+
+void OwnedTypes::release() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) {
+        for (auto &entry : types_) MPI_Type_free(&entry.second);
+    }
+    types_.clear();
+}
+
 namespace {
 
 // Elements per MPI_Pack/MPI_Unpack call, so that every packed piece fits an int byte count.

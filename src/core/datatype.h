@@ -5,8 +5,28 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace tucoll {
+
+// A request's own handles on the derived datatypes it uses after its call returns, so that the
+// caller may free theirs meanwhile (MPI allows it): duplicates, freed with the request or when
+// it completes. Predefined types are used as they are.
+class OwnedTypes {
+  public:
+    OwnedTypes() = default;
+    OwnedTypes(const OwnedTypes &) = delete;
+    OwnedTypes &operator=(const OwnedTypes &) = delete;
+    ~OwnedTypes() { release(); }
+    // *type becomes this request's handle on it (one duplicate per distinct type).
+    int own(MPI_Datatype *type);
+    // Frees the duplicates (the storage stays, for the next call).
+    void release();
+
+  private:
+    std::vector<std::pair<MPI_Datatype, MPI_Datatype>> types_;  // the caller's, the duplicate
+};
 
 struct TypeInfo {
     int64_t size = 0;         // bytes of data in one element

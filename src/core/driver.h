@@ -19,8 +19,9 @@
 //   static Task run(Context &, const Selection &, const Args &, Prepared &, CallStats &);
 //                                              the schedule (core/task.h); or an int for a
 //                                              collective that is not a schedule (blocking only)
-// optionally, for arguments pointing to tucoll's own per-call arrays (copied by a nonblocking call),
-//   static void keep(Context &, Args *, Workspaces &storage);
+// and, for a collective with nonblocking calls, what such a call keeps of its arguments beyond the
+// call (tucoll's own per-call arrays, its handles on derived datatypes: core/request.h):
+//   static int keep(Context &, Args *, Pending &call);
 // and, for the collectives a recording keeps (core/record.h),
 //   static void recorded_row(Context &, const Args &, const Prepared &, std::vector<int64_t> *row,
 //                            int64_t *type_size);   what this rank sends to each rank, in bytes
@@ -37,11 +38,6 @@
 #include "core/validate.h"
 
 namespace tucoll {
-
-template <class C, class = void>
-struct KeepsArgs : std::false_type {};
-template <class C>
-struct KeepsArgs<C, std::void_t<decltype(&C::keep)>> : std::true_type {};
 
 template <class C, class = void>
 struct Recorded : std::false_type {};
@@ -86,7 +82,7 @@ int prepare(const char *fn, const char *spec, const typename C::Args &args, Cont
 
 // A blocking call: its schedule runs to its end on the communicator's own operation.
 template <class C>
-int drive(const char *spec, const typename C::Args &args) {
+int drive(const char *spec, const typename C::Args &args) try {
     const char *fn = C::function(args);
     Context *ctx = nullptr;
     typename C::Prepared prep;
@@ -115,6 +111,8 @@ int drive(const char *spec, const typename C::Args &args) {
         if (recorded.on) record::after(*ctx, recorded, stats, rc);
     }
     return rc;
+} catch (...) {
+    return fail_from_exception(C::function(args));
 }
 
 // A nonblocking call's own copy of its arguments and checked types (the arrays they point to
@@ -125,6 +123,26 @@ struct StartedCall {
     typename C::Prepared prep;
 };
 
+// A nonblocking call's start on `call` (a pooled request): its copy of the arguments, then the
+// schedule on its operation, run until its first wait.
+template <class C>
+int start_pending(Context &ctx, const Selection &selection, const typename C::Args &args,
+                  typename C::Prepared &prep, Pending &call) {
+    StartedCall<C> &started = call.storage().template get<StartedCall<C>>();
+    started.args = args;
+    started.prep = std::move(prep);
+    TUCOLL_TRY(C::keep(ctx, &started.args, call));
+    Operation &op = call.operation();
+    Task task;
+    {
+        ActiveOperation active(op);
+        CallStats &stats = ctx.begin_call(C::registry(args).collective());
+        task = C::run(ctx, selection, started.args, started.prep, stats);  // runs nothing yet
+    }
+    op.launch(std::move(task));
+    return MPI_SUCCESS;
+}
+
 // A nonblocking call: the same checks and selection, then the schedule runs on an operation of
 // its own until its first wait; *request completes it (core/request.h).
 template <class C>
@@ -133,22 +151,20 @@ int drive_nonblocking(const char *spec, const typename C::Args &args, tucoll_pla
     Context *ctx = nullptr;
     typename C::Prepared prep;
     const Selection *selection = nullptr;
-    TUCOLL_TRY(prepare<C>(fn, spec, args, &ctx, &prep, &selection));
-    Pending *call = ctx->acquire_pending();
-    if (call == nullptr) return failf(MPI_ERR_NO_MEM, "%s: no memory for the request", fn);
-    StartedCall<C> &started = call->storage().template get<StartedCall<C>>();
-    started.args = args;
-    started.prep = std::move(prep);
-    // What the arguments point to that is tucoll's own, not the caller's, is copied.
-    if constexpr (KeepsArgs<C>::value) C::keep(*ctx, &started.args, call->storage());
-    Operation &op = call->operation();
-    Task task;
-    {
-        ActiveOperation active(op);
-        CallStats &stats = ctx->begin_call(C::registry(args).collective());
-        task = C::run(*ctx, *selection, started.args, started.prep, stats);  // runs nothing yet
+    Pending *call = nullptr;
+    int rc = MPI_SUCCESS;
+    try {
+        TUCOLL_TRY(prepare<C>(fn, spec, args, &ctx, &prep, &selection));
+        call = ctx->acquire_pending();
+        if (call == nullptr) return failf(MPI_ERR_NO_MEM, "%s: no memory for the request", fn);
+        rc = prefix_error(start_pending<C>(*ctx, *selection, args, prep, *call), fn);
+    } catch (...) {
+        rc = fail_from_exception(fn);
     }
-    op.launch(std::move(task));
+    if (rc != MPI_SUCCESS) {
+        if (call != nullptr && !call->operation().running() && call->operation().done()) call->completed();
+        return rc;
+    }
     call->active = true;
     *request = call;
     return MPI_SUCCESS;

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <new>
 
 namespace tucoll {
 namespace {
@@ -29,6 +31,25 @@ int fail(int mpi_class, std::string message) {
     last_error.code = mpi_class;
     last_error.message = std::move(message);
     return mpi_class;
+}
+
+int fail_from_exception(const char *where) noexcept {
+    int code = MPI_ERR_INTERN;
+    const char *what = "internal error";
+    try {
+        throw;
+    } catch (const std::bad_alloc &) {
+        code = MPI_ERR_NO_MEM;
+        what = "out of memory";
+    } catch (const std::exception &e) {
+        what = e.what();
+    } catch (...) {
+    }
+    try {
+        return failf(code, "%s: %s", where, what);
+    } catch (...) {
+        return code;  // no memory left for the message
+    }
 }
 
 int failf(int mpi_class, const char *format, ...) {

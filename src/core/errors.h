@@ -22,6 +22,11 @@ int prefix_error(int code, std::initializer_list<std::string_view> parts);
 // The usual prefix: "fn: ".
 inline int prefix_error(int code, const char *fn) { return code == MPI_SUCCESS ? code : prefix_error(code, {fn, ": "}); }
 
+// Called inside a catch block: the exception being handled as an MPI error code — MPI_ERR_NO_MEM
+// for bad_alloc (a vector growing), MPI_ERR_INTERN otherwise — its message saying `where`.
+// Nothing tucoll throws crosses the C interface or a schedule.
+int fail_from_exception(const char *where) noexcept;
+
 // Turns the return code of an MPI call into a tucoll error naming the call.
 int mpi_fail(int code, const char *call);
 

@@ -1,6 +1,7 @@
 #include "core/operation.h"
 
 #include <algorithm>
+#include <deque>
 #include <vector>
 
 #include "core/context.h"
@@ -9,10 +10,14 @@
 namespace tucoll {
 
 // The outstanding operations of this rank, in start order. (Simulated ranks each load their own
-// copy of the library: core/platform.h.) A progress thread takes the lock around every advance.
+// copy of the library: core/platform.h.) Unlocked: tucoll calls on a rank come from one thread at
+// a time (MPI_THREAD_SERIALIZED at most, as the library's contexts need too).
 struct Engine {
     std::vector<Operation *> outstanding;
-    std::vector<Operation *> snapshot;  // progress()'s copy of `outstanding`
+    // progress()'s copies of `outstanding`, one per nesting level: a schedule resumed by
+    // progress() may wait, and a wait polls the engine again.
+    std::deque<std::vector<Operation *>> snapshots;  // a deque: a deeper level leaves this one in place
+    int depth = 0;
     int on_stack = 0;  // outstanding operations whose schedule is running now
 
     static Engine &get() {
@@ -43,17 +48,19 @@ ActiveOperation::~ActiveOperation() {
     op_.ctx_.active_ = previous_;
 }
 
+Operation::Operation(Context &ctx, bool deferred) : ctx_(ctx) { requests_.set_deferred(deferred); }
+
 Operation::~Operation() {
     // A context ends with its communicator, after its operations completed (engine::complete_all).
     if (outstanding_) Engine::get().remove(this);
 }
 
 void Operation::launch(Task task) {
-    requests_.set_deferred(true);
+    TUCOLL_ASSERT(requests_.deferred() && !outstanding_);
+    Engine::get().add(this);  // first: what may throw (the list growing) changes nothing else
     task_ = std::move(task);
     result_ = MPI_SUCCESS;
     outstanding_ = true;
-    Engine::get().add(this);
     {
         ActiveOperation active(*this);
         task_.start();
@@ -87,7 +94,7 @@ bool Operation::test() {
     if (!outstanding_) return true;
     if (running_) return false;
     advance(false);
-    if (task_.done()) conclude();
+    if (outstanding_ && task_.done()) conclude();
     return !outstanding_;
 }
 
@@ -101,9 +108,9 @@ int Operation::wait() {
             advance(true);  // nothing else to advance: block in each round
         } else {
             advance(false);
-            if (!task_.done()) engine::progress();
+            if (!task_.done()) engine::progress();  // which may complete this one too
         }
-        if (task_.done()) conclude();
+        if (outstanding_ && task_.done()) conclude();
     }
     return result();
 }
@@ -119,13 +126,16 @@ bool idle_slow() {
 
 void progress_slow() {
     Engine &e = Engine::get();
-    // Completing an operation removes it from the list: walk a copy.
-    std::vector<Operation *> &snapshot = e.snapshot;
+    // Completing an operation removes it from the list: walk a copy (this level's).
+    if (e.snapshots.size() <= static_cast<size_t>(e.depth)) e.snapshots.resize(e.depth + 1);
+    std::vector<Operation *> &snapshot = e.snapshots[e.depth];
     snapshot.assign(e.outstanding.begin(), e.outstanding.end());
+    ++e.depth;
     for (Operation *op : snapshot) {
         if (std::find(e.outstanding.begin(), e.outstanding.end(), op) == e.outstanding.end()) continue;
         if (!op->running()) op->test();
     }
+    --e.depth;
 }
 
 void complete_all_slow(Context &ctx) {

@@ -52,7 +52,11 @@ class Workspaces {
 
 class Operation {
   public:
-    explicit Operation(Context &ctx) : ctx_(ctx) {}
+    // `deferred`: the schedule runs a round at a time (a nonblocking or persistent operation:
+    // its waits suspend); else it runs to its end wherever it is started (a blocking call's).
+    // Fixed at construction, so that a schedule is built knowing how it will run (the vendor
+    // algorithms call the MPI's nonblocking collective only when deferred).
+    Operation(Context &ctx, bool deferred);
     Operation(const Operation &) = delete;
     Operation &operator=(const Operation &) = delete;
     ~Operation();
@@ -62,8 +66,8 @@ class Operation {
     Workspaces &scratch() { return scratch_; }
     CallStats &stats() { return stats_; }
 
-    // Starts `task` as this operation's schedule (deferred: its waits suspend it) and runs it to
-    // its first wait; registers the operation with the engine until it completes.
+    // Starts `task` as this (deferred) operation's schedule and runs it to its first wait;
+    // registers the operation with the engine until it completes.
     void launch(Task task);
     // True once the schedule has ended and its traffic is complete; `result()` is then the
     // call's MPI error code (its message restored as this thread's by `complete`).

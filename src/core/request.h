@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "core/datatype.h"
 #include "core/operation.h"
 
 namespace tucoll {
@@ -25,25 +26,32 @@ struct tucoll_plan {
     virtual void completed() = 0;
 
     bool active = false;
+    // Its communicator was freed while it lived (what was outstanding completed first, as
+    // MPI_Comm_free lets it): a nonblocking call is freed by the wait or test that reports it, a
+    // persistent one can no longer start. Its operation must not reach the context again.
+    bool orphaned = false;
 };
 
 namespace tucoll {
 
 // A nonblocking call: an operation of its own and the call's arguments, kept by the context and
 // reused (a steady state allocates nothing). `storage` holds the collective's copy of its
-// arguments, one object per collective type.
+// arguments, one object per collective type; `types` its handles on derived datatypes, freed
+// when it completes.
 class Pending final : public tucoll_plan {
   public:
-    explicit Pending(Context &ctx) : op_(ctx) {}
+    explicit Pending(Context &ctx) : op_(ctx, /*deferred=*/true) {}
     Operation &operation() override { return op_; }
     int start() override;
     bool persistent() const override { return false; }
     void completed() override;
     Workspaces &storage() { return storage_; }
+    OwnedTypes &types() { return types_; }
 
   private:
     Operation op_;
     Workspaces storage_;
+    OwnedTypes types_;
 };
 
 }  // namespace tucoll

@@ -27,7 +27,7 @@ FramePool::~FramePool() {
     }
 }
 
-void *FramePool::take(size_t bytes) {
+void *FramePool::take(size_t bytes) noexcept {
     const size_t c = (bytes + kGrain - 1) / kGrain;
     if (c < kClasses && heads_[c] != nullptr) {
         Free *frame = heads_[c];
@@ -35,7 +35,7 @@ void *FramePool::take(size_t bytes) {
         return frame;
     }
     auto *header = static_cast<Header *>(std::malloc(sizeof(Header) + (c < kClasses ? c * kGrain : bytes)));
-    if (header == nullptr) throw std::bad_alloc();
+    if (header == nullptr) return nullptr;
     header->pool = c < kClasses ? this : nullptr;
     return header + 1;
 }
@@ -53,16 +53,10 @@ void FramePool::give(void *frame, size_t bytes) noexcept {
     pool->heads_[c] = f;
 }
 
-void Task::promise_type::unhandled_exception() noexcept {
-    try {
-        throw;
-    } catch (const std::bad_alloc &) {
-        rc = fail(MPI_ERR_NO_MEM, "out of memory in a collective's schedule");
-    } catch (const std::exception &e) {
-        rc = failf(MPI_ERR_INTERN, "internal error in a collective's schedule: %s", e.what());
-    } catch (...) {
-        rc = fail(MPI_ERR_INTERN, "internal error in a collective's schedule");
-    }
+void Task::promise_type::unhandled_exception() noexcept { rc = fail_from_exception("a collective's schedule"); }
+
+Task Task::promise_type::get_return_object_on_allocation_failure() {
+    return Task::finished(fail(MPI_ERR_NO_MEM, "no memory for a collective's schedule"));
 }
 
 }  // namespace tucoll

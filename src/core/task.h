@@ -31,7 +31,7 @@ class FramePool {
     FramePool(const FramePool &) = delete;
     FramePool &operator=(const FramePool &) = delete;
     ~FramePool();
-    void *take(size_t bytes);
+    void *take(size_t bytes) noexcept;  // nullptr when memory runs out
     static void give(void *frame, size_t bytes) noexcept;
 
   private:
@@ -67,10 +67,12 @@ class [[nodiscard]] Task {
         // bad_alloc (a vector growing) ends the task with MPI_ERR_NO_MEM, anything else with
         // MPI_ERR_INTERN; the message is set either way.
         void unhandled_exception() noexcept;
+        // No memory for the frame: a finished task with MPI_ERR_NO_MEM (nothing is thrown).
+        static Task get_return_object_on_allocation_failure();
 
         // A schedule's first parameter is its Context (no other kind of coroutine compiles).
         template <class... Rest>
-        static void *operator new(size_t bytes, Context &ctx, Rest &&...) {
+        static void *operator new(size_t bytes, Context &ctx, Rest &&...) noexcept {
             return frame_pool(ctx).take(bytes);
         }
         static void operator delete(void *frame, size_t bytes) noexcept { FramePool::give(frame, bytes); }

@@ -62,6 +62,7 @@ int agree_on_error(Context &ctx, int local_rc, const char *fn) {
     if (local_rc != MPI_SUCCESS) MPI_Error_class(local_rc, &local_class);
     int mine[2] = {local_class, ctx.rank()}, worst[2] = {0, 0};
     // MAXLOC: the largest error class, and the lowest rank that reported it.
+    ctx.quiesce();
     TUCOLL_MPI(MPI_Allreduce(mine, worst, 1, MPI_2INT, MPI_MAXLOC, ctx.comm()));
     if (local_rc != MPI_SUCCESS || worst[0] == MPI_SUCCESS) return local_rc;
     return failf(worst[0], "%s: rank %d rejected its arguments (TUCOLL_CHECK=global)", fn, worst[1]);
@@ -84,12 +85,14 @@ int compare_expected(const Context &ctx, const std::vector<int64_t> &incoming, c
 int check_pairwise_bytes(Context &ctx, const int64_t *sent, const int64_t *expected) {
     std::vector<int64_t> incoming(ctx.size());
     // PMPI: under the interposer the MPI_ name could come back into tucoll.
+    ctx.quiesce();
     TUCOLL_MPI(PMPI_Alltoall(sent, 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, ctx.comm()));
     return compare_expected(ctx, incoming, expected);
 }
 
 int check_gathered_bytes(Context &ctx, int64_t sent, const int64_t *expected) {
     std::vector<int64_t> incoming(ctx.size());
+    ctx.quiesce();
     TUCOLL_MPI(PMPI_Allgather(&sent, 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, ctx.comm()));
     return compare_expected(ctx, incoming, expected);
 }

@@ -223,34 +223,56 @@ bool is_started(MPI_Request request) {
     return started_requests.count(request) != 0;
 }
 
+bool any_started(int count, const MPI_Request requests[]) {
+    if (started_count.load(std::memory_order_acquire) == 0 || requests == nullptr) return false;
+    std::lock_guard<std::mutex> lock(started_mutex);
+    for (int i = 0; i < count; ++i) {
+        if (requests[i] != MPI_REQUEST_NULL && started_requests.count(requests[i]) != 0) return true;
+    }
+    return false;
+}
+
 // Advances the tucoll requests paired with `requests` (all of them complete with `block`) and
-// completes the generalized request of each that has. The lock is never held across a tucoll
-// or MPI call: tucoll's own waits come back through this interposer. Returns the first error.
-int advance_started(int count, const MPI_Request requests[], bool block) {
+// completes the generalized request of each that has. One that failed is reported through its
+// communicator's error handler and, where the caller completes requests (`release_failed`),
+// freed and set to MPI_REQUEST_NULL, as the MPI does with a request it reports. The lock is never
+// held across a tucoll or MPI call: tucoll's own waits come back through this interposer.
+// Returns the first error.
+int advance_started(int count, MPI_Request requests[], bool block, bool release_failed) {
     if (started_count.load(std::memory_order_acquire) == 0 || requests == nullptr) return MPI_SUCCESS;
-    std::vector<std::pair<MPI_Request, Started>> found;
+    struct Found {
+        int index;
+        MPI_Request handle;
+        Started started;
+    };
+    std::vector<Found> found;
     {
         std::lock_guard<std::mutex> lock(started_mutex);
         for (int i = 0; i < count; ++i) {
             auto it = requests[i] == MPI_REQUEST_NULL ? started_requests.end() : started_requests.find(requests[i]);
-            if (it != started_requests.end()) found.emplace_back(*it);
+            if (it != started_requests.end()) found.push_back({i, it->first, it->second});
         }
     }
     int first_error = MPI_SUCCESS;
-    for (auto &[handle, s] : found) {
+    for (Found &f : found) {
         int flag = 1;
-        const int rc = block ? tucoll_wait(&s.request) : tucoll_test(&s.request, &flag);
+        const int rc = block ? tucoll_wait(&f.started.request) : tucoll_test(&f.started.request, &flag);
         if (!flag) continue;
         {
             std::lock_guard<std::mutex> lock(started_mutex);
-            started_requests.erase(handle);
+            started_requests.erase(f.handle);
             started_count.fetch_sub(1, std::memory_order_release);
         }
-        PMPI_Grequest_complete(handle);
-        const int reported = finish(s.collective, s.comm, rc);
+        PMPI_Grequest_complete(f.handle);
+        const int reported = finish(f.started.collective, f.started.comm, rc);
+        if (reported != MPI_SUCCESS && release_failed) PMPI_Request_free(&requests[f.index]);
         if (first_error == MPI_SUCCESS) first_error = reported;
     }
     return first_error;
+}
+
+int advance_started(int count, const MPI_Request requests[]) {  // status queries: nothing freed
+    return advance_started(count, const_cast<MPI_Request *>(requests), false, false);
 }
 
 }  // namespace
@@ -455,7 +477,7 @@ void empty_status(MPI_Request, MPI_Status *) {}
 
 TUCOLL_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status) {
     if (request == nullptr) return PMPI_Wait(request, status);
-    int rc = advance_started(1, request, true);
+    int rc = advance_started(1, request, true, true);
     if (rc == MPI_SUCCESS) rc = complete_plan(*request);
     if (rc != MPI_SUCCESS) return rc;
     const MPI_Request handle = *request;
@@ -466,7 +488,7 @@ TUCOLL_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status) {
 
 TUCOLL_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     if (request == nullptr) return PMPI_Test(request, flag, status);
-    int rc = advance_started(1, request, false);
+    int rc = advance_started(1, request, false, true);
     if (rc == MPI_SUCCESS) rc = complete_plan(*request);
     if (rc != MPI_SUCCESS) return rc;
     const MPI_Request handle = *request;
@@ -476,7 +498,7 @@ TUCOLL_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) 
 }
 
 TUCOLL_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
-    int rc = advance_started(1, &request, false);
+    int rc = advance_started(1, &request);
     if (rc == MPI_SUCCESS) rc = complete_plan(request);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Request_get_status(request, flag, status);
@@ -485,7 +507,7 @@ TUCOLL_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Sta
 }
 
 TUCOLL_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-    int rc = advance_started(count, requests, true);
+    int rc = advance_started(count, requests, true, true);
     if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Waitall(count, requests, statuses);
@@ -496,7 +518,7 @@ TUCOLL_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status stat
 }
 
 TUCOLL_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
-    int rc = advance_started(count, requests, false);
+    int rc = advance_started(count, requests, false, true);
     if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Testall(count, requests, flag, statuses);
@@ -520,17 +542,10 @@ void empty_statuses(const MPI_Request requests[], const int *outcount, const int
 
 }  // namespace
 
-TUCOLL_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
-    int rc = advance_started(count, requests, true);
-    if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = PMPI_Waitany(count, requests, index, status);
-    if (index != nullptr) empty_status_at(requests, *index, status);
-    return rc;
-}
-
+// With tucoll's nonblocking requests among them, the waits poll (the matching test) until one
+// completes: which completes first is not known, and waiting on any one could outlast another.
 TUCOLL_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
-    int rc = advance_started(count, requests, false);
+    int rc = advance_started(count, requests, false, true);
     if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Testany(count, requests, index, flag, status);
@@ -538,10 +553,33 @@ TUCOLL_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int
     return rc;
 }
 
+TUCOLL_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
+    if (any_started(count, requests)) {
+        int flag = 0;
+        for (;;) {
+            const int rc = MPI_Testany(count, requests, index, &flag, status);
+            if (rc != MPI_SUCCESS || flag) return rc;
+        }
+    }
+    int rc = complete_plans(count, requests);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = PMPI_Waitany(count, requests, index, status);
+    if (index != nullptr) empty_status_at(requests, *index, status);
+    return rc;
+}
+
+TUCOLL_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                               MPI_Status statuses[]);
+
 TUCOLL_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                                MPI_Status statuses[]) {
-    int rc = advance_started(incount, requests, true);
-    if (rc == MPI_SUCCESS) rc = complete_plans(incount, requests);
+    if (any_started(incount, requests)) {
+        for (;;) {
+            const int rc = MPI_Testsome(incount, requests, outcount, indices, statuses);
+            if (rc != MPI_SUCCESS || outcount == nullptr || *outcount != 0) return rc;
+        }
+    }
+    int rc = complete_plans(incount, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     empty_statuses(requests, outcount, indices, statuses);
@@ -550,7 +588,7 @@ TUCOLL_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcoun
 
 TUCOLL_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                                MPI_Status statuses[]) {
-    int rc = advance_started(incount, requests, false);
+    int rc = advance_started(incount, requests, false, true);
     if (rc == MPI_SUCCESS) rc = complete_plans(incount, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
@@ -562,21 +600,21 @@ TUCOLL_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcoun
 // MPI-4.1's status queries would report an active plan's request complete before its exchange.
 TUCOLL_EXPORT int MPI_Request_get_status_any(int count, const MPI_Request requests[], int *index, int *flag,
                                              MPI_Status *status) {
-    int rc = advance_started(count, requests, false);
+    int rc = advance_started(count, requests);
     if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
     return rc != MPI_SUCCESS ? rc : PMPI_Request_get_status_any(count, requests, index, flag, status);
 }
 
 TUCOLL_EXPORT int MPI_Request_get_status_all(int count, const MPI_Request requests[], int *flag,
                                              MPI_Status statuses[]) {
-    int rc = advance_started(count, requests, false);
+    int rc = advance_started(count, requests);
     if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
     return rc != MPI_SUCCESS ? rc : PMPI_Request_get_status_all(count, requests, flag, statuses);
 }
 
 TUCOLL_EXPORT int MPI_Request_get_status_some(int incount, const MPI_Request requests[], int *outcount,
                                               int indices[], MPI_Status statuses[]) {
-    int rc = advance_started(incount, requests, false);
+    int rc = advance_started(incount, requests);
     if (rc == MPI_SUCCESS) rc = complete_plans(incount, requests);
     return rc != MPI_SUCCESS ? rc : PMPI_Request_get_status_some(incount, requests, outcount, indices, statuses);
 }

@@ -31,6 +31,20 @@ static void packed_counts(int p, int me, int *sc, int *sd, int *rc, int *rd, int
     }
 }
 
+/* This rank's blocks of that exchange, each value raised by `shift`, at displacements sd. */
+static void fill_send(int p, int me, const int *sc, const int *sd, double *send, double shift) {
+    for (int j = 0; j < p; ++j)
+        for (int k = 0; k < sc[j]; ++k) send[sd[j] + k] = value(me, j, k) + shift;
+}
+
+/* True iff recv holds every rank's block for this rank (raised by `shift`) at displacements rd. */
+static int received_right(int p, int me, const int *rc, const int *rd, const double *recv, double shift) {
+    int ok = 1;
+    for (int j = 0; j < p; ++j)
+        for (int k = 0; k < rc[j]; ++k) ok &= recv[rd[j] + k] == value(j, me, k) + shift;
+    return ok;
+}
+
 static void alltoallv(MPI_Comm comm, const char *name) {
     int p, me;
     MPI_Comm_size(comm, &p);
@@ -40,12 +54,9 @@ static void alltoallv(MPI_Comm comm, const char *name) {
     int ns = 0, nr = 0;
     packed_counts(p, me, sc, sd, rc, rd, &ns, &nr);
     double *send = malloc((ns + 1) * sizeof(double)), *recv = malloc((nr + 1) * sizeof(double));
-    for (int j = 0; j < p; ++j)
-        for (int k = 0; k < sc[j]; ++k) send[sd[j] + k] = value(me, j, k);
+    fill_send(p, me, sc, sd, send, 0.0);
     MPI_Alltoallv(send, sc, sd, MPI_DOUBLE, recv, rc, rd, MPI_DOUBLE, comm);
-    int ok = 1;
-    for (int j = 0; j < p; ++j)
-        for (int k = 0; k < rc[j]; ++k) ok &= recv[rd[j] + k] == value(j, me, k);
+    int ok = received_right(p, me, rc, rd, recv, 0.0);
     char what[96];
     snprintf(what, sizeof what, "MPI_Alltoallv on %s", name);
     check(what, ok, comm);
@@ -56,12 +67,9 @@ static void alltoallv(MPI_Comm comm, const char *name) {
     for (int j = 0; j < p; ++j) rd[j] = nr, nr += rc[j];
     free(recv);
     recv = malloc((nr + 1) * sizeof(double));
-    for (int j = 0; j < p; ++j)
-        for (int k = 0; k < rc[j]; ++k) recv[rd[j] + k] = value(me, j, k);
+    fill_send(p, me, rc, rd, recv, 0.0);
     MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, recv, rc, rd, MPI_DOUBLE, comm);
-    ok = 1;
-    for (int j = 0; j < p; ++j)
-        for (int k = 0; k < rc[j]; ++k) ok &= recv[rd[j] + k] == value(j, me, k);
+    ok = received_right(p, me, rc, rd, recv, 0.0);
     snprintf(what, sizeof what, "MPI_Alltoallv in place on %s", name);
     check(what, ok, comm);
     free(sc), free(sd), free(rc), free(rd), free(send), free(recv);
@@ -111,8 +119,10 @@ static void allgathers(MPI_Comm comm, const char *name) {
     free(all), free(counts), free(displs), free(v), free(own);
 }
 
-/* MPI_Ialltoallv completed by MPI_Waitall beside a ring exchange, MPI_Ialltoall by polling
- * MPI_Test, MPI_Iallgather by MPI_Wait and MPI_Iallgatherv by polling MPI_Testall. */
+/* MPI_Ialltoallv completed by MPI_Waitall beside a ring exchange, then by MPI_Waitany beside a
+ * ring that rank 0 closes outside any collective's progress (a Waitany that waited for the
+ * collective before the receive would hang), MPI_Ialltoall by polling MPI_Test, MPI_Iallgather by
+ * MPI_Wait and MPI_Iallgatherv by polling MPI_Testall. */
 static void nonblocking(MPI_Comm comm, const char *name) {
     int p, me;
     MPI_Comm_size(comm, &p);
@@ -122,19 +132,34 @@ static void nonblocking(MPI_Comm comm, const char *name) {
     int ns = 0, nr = 0;
     packed_counts(p, me, sc, sd, rc, rd, &ns, &nr);
     double *send = malloc((ns + 1) * sizeof(double)), *recv = malloc((nr + 1) * sizeof(double));
-    for (int j = 0; j < p; ++j)
-        for (int k = 0; k < sc[j]; ++k) send[sd[j] + k] = value(me, j, k);
+    fill_send(p, me, sc, sd, send, 0.0);
     int token = me, got = -1, ok = 1, flag = 0;
     MPI_Request all[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Ialltoallv(send, sc, sd, MPI_DOUBLE, recv, rc, rd, MPI_DOUBLE, comm, &all[0]);
     MPI_Irecv(&got, 1, MPI_INT, (me + p - 1) % p, 8, comm, &all[1]);
     MPI_Isend(&token, 1, MPI_INT, (me + 1) % p, 8, comm, &all[2]);
     MPI_Waitall(3, all, MPI_STATUSES_IGNORE);
-    ok &= got == (me + p - 1) % p && all[0] == MPI_REQUEST_NULL;
-    for (int j = 0; j < p; ++j)
-        for (int k = 0; k < rc[j]; ++k) ok &= recv[rd[j] + k] == value(j, me, k);
+    ok &= got == (me + p - 1) % p && all[0] == MPI_REQUEST_NULL && received_right(p, me, rc, rd, recv, 0.0);
     char what[96];
     snprintf(what, sizeof what, "MPI_Ialltoallv on %s", name);
+    check(what, ok, comm);
+
+    for (int j = 0; j < nr; ++j) recv[j] = -1;
+    MPI_Ialltoallv(send, sc, sd, MPI_DOUBLE, recv, rc, rd, MPI_DOUBLE, comm, &all[0]);
+    MPI_Irecv(&got, 1, MPI_INT, (me + p - 1) % p, 9, comm, &all[1]);
+    if (me == 0) {
+        MPI_Send(&token, 1, MPI_INT, 1 % p, 9, comm);
+        MPI_Wait(&all[1], MPI_STATUS_IGNORE); /* the ring's end: no collective advances here */
+        MPI_Wait(&all[0], MPI_STATUS_IGNORE);
+    } else {
+        for (int left = 2, index = 0; left > 0; --left) {
+            MPI_Waitany(2, all, &index, MPI_STATUS_IGNORE);
+            if (index == 1) MPI_Send(&token, 1, MPI_INT, (me + 1) % p, 9, comm);
+        }
+    }
+    ok = got == (me + p - 1) % p && all[0] == MPI_REQUEST_NULL && all[1] == MPI_REQUEST_NULL &&
+         received_right(p, me, rc, rd, recv, 0.0);
+    snprintf(what, sizeof what, "MPI_Ialltoallv by MPI_Waitany on %s", name);
     check(what, ok, comm);
 
     int *blocks = malloc(2 * p * sizeof(int)), *gathered = malloc(2 * p * sizeof(int));
@@ -184,8 +209,7 @@ static void persistent_alltoallv(MPI_Comm comm, const char *name) {
     MPI_Alltoallv_init(send, sc, sd, MPI_DOUBLE, recv, rc, rd, MPI_DOUBLE, comm, MPI_INFO_NULL, &request);
     int ok = 1;
     for (int round = 0; round < 3; ++round) {
-        for (int j = 0; j < p; ++j)
-            for (int k = 0; k < sc[j]; ++k) send[sd[j] + k] = value(me, j, k) + 0.25 * round;
+        fill_send(p, me, sc, sd, send, 0.25 * round);
         for (int k = 0; k < nr; ++k) recv[k] = -1.0;
         MPI_Start(&request);
         if (round == 0) {
@@ -202,8 +226,7 @@ static void persistent_alltoallv(MPI_Comm comm, const char *name) {
             int flag = 0;
             while (!flag) MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
         }
-        for (int j = 0; j < p; ++j)
-            for (int k = 0; k < rc[j]; ++k) ok &= recv[rd[j] + k] == value(j, me, k) + 0.25 * round;
+        ok &= received_right(p, me, rc, rd, recv, 0.25 * round);
     }
     MPI_Request_free(&request);
     ok &= request == MPI_REQUEST_NULL;
