@@ -52,7 +52,8 @@ TUCOLL_API int tucoll_alltoallv_with(const char *spec, const void *sendbuf, cons
 /* Requests: nonblocking calls (tucoll_ialltoallv, tucoll_ialltoall, ...) and persistent plans
    (tucoll_alltoallv_init), completed as MPI requests are. A nonblocking call returns once its
    schedule has posted its first round; the exchange advances whenever tucoll runs on this rank
-   (tucoll_test, tucoll_wait, any other tucoll call, or while any tucoll operation waits).
+   (tucoll_test, tucoll_wait, any other tucoll call, or while any tucoll operation waits), and
+   with TUCOLL_PROGRESS=thread (under MPI_THREAD_MULTIPLE) in a progress thread meanwhile.
    tucoll_wait and a tucoll_test that finds it complete
    free a nonblocking call's request (*request = TUCOLL_REQUEST_NULL) and leave a persistent one
    inactive, ready to start again. As in MPI, collectives on a communicator are started in the

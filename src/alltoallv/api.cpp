@@ -383,8 +383,10 @@ Task run_plan(Context &ctx, Plan *plan, CallStats &stats) {
 // Local, as MPI_Start: the schedule posts its first round and returns; tucoll_test, tucoll_wait
 // and every other tucoll call on this rank advance it.
 int Plan::start() {
+    TUCOLL_TRY(prefix_error(engine::start_progress_thread_if_asked(), "tucoll_start"));
     Context &ctx = op.context();
     engine::progress();
+    EngineLock lock;  // the progress thread may be advancing other operations of this context
     Task task;
     {
         ActiveOperation running(op);

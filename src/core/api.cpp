@@ -59,6 +59,7 @@ extern "C" const char *tucoll_error_string(int errcode) { return tucoll::error_s
 extern "C" int tucoll_get_stats(MPI_Comm comm, tucoll_stats_t *out) {
     if (out == nullptr) return tucoll::fail(MPI_ERR_ARG, "tucoll_get_stats: stats is NULL");
     tucoll::Context *ctx = tucoll::Context::peek(comm);
+    tucoll::EngineLock lock;  // a progress thread publishes what completes
     if (ctx == nullptr || !ctx->has_stats()) {
         return tucoll::fail(MPI_ERR_OTHER, "tucoll_get_stats: no tucoll call has completed on this communicator");
     }

@@ -36,6 +36,7 @@ int cleanup_at_finalize(MPI_Comm, int, void *, void *) {
     // created — the same on every rank, since creating one is collective — because releasing
     // one may be collective too (MPI_Win_free). (SimGrid's SMPI reports itself finalized at
     // this point and accepts no more calls: the contexts then end with the process.)
+    engine::stop_progress_thread();  // before the contexts whose operations it advances
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return MPI_SUCCESS;

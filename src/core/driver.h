@@ -154,7 +154,9 @@ int drive_nonblocking(const char *spec, const typename C::Args &args, tucoll_pla
     Pending *call = nullptr;
     int rc = MPI_SUCCESS;
     try {
+        TUCOLL_TRY(prefix_error(engine::start_progress_thread_if_asked(), fn));
         TUCOLL_TRY(prepare<C>(fn, spec, args, &ctx, &prep, &selection));
+        EngineLock lock;  // the progress thread may be advancing other operations of this context
         call = ctx->acquire_pending();
         if (call == nullptr) return failf(MPI_ERR_NO_MEM, "%s: no memory for the request", fn);
         rc = prefix_error(start_pending<C>(*ctx, *selection, args, prep, *call), fn);

@@ -12,9 +12,11 @@
 // every tucoll call, and while any tucoll operation waits for its messages — a wait with others
 // outstanding polls them all, so that two ranks waiting on different operations never wait on
 // each other. Between tucoll calls nothing advances (the MPI's own nonblocking collectives, which
-// the vendor algorithms start, advance as the MPI advances them).
+// the vendor algorithms start, advance as the MPI advances them) unless TUCOLL_PROGRESS=thread
+// starts a progress thread (MPI_THREAD_MULTIPLE), which advances them every few tens of µs.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <typeinfo>
@@ -71,7 +73,7 @@ class Operation {
     void launch(Task task);
     // True once the schedule has ended and its traffic is complete; `result()` is then the
     // call's MPI error code (its message restored as this thread's by `complete`).
-    bool done() const { return !outstanding_; }
+    bool done() const;
     // The completed call's MPI error code, its message restored as this thread's.
     int result() const;
     // Advances the schedule as far as it goes without blocking; true when it is complete.
@@ -114,24 +116,44 @@ class ActiveOperation {
     bool counted_;  // outstanding and not yet on the stack: counted in the engine's on_stack
 };
 
+// Held (from the start of the progress thread on) by whatever advances operations or reads the
+// engine's list; nothing without a progress thread. Recursive: a schedule may wait.
+class EngineLock {
+  public:
+    EngineLock();
+    ~EngineLock();
+    EngineLock(const EngineLock &) = delete;
+    EngineLock &operator=(const EngineLock &) = delete;
+    bool held() const { return held_; }
+
+  private:
+    bool held_;
+};
+
 namespace engine {
 // How many operations are outstanding on this rank (a blocking call reads it: nothing else
 // happens while it is 0).
-extern int outstanding_count;
+extern std::atomic<int> outstanding_count;
 // True when no operation is outstanding apart from those running on the stack.
 bool idle_slow();
-inline bool idle() { return outstanding_count == 0 || idle_slow(); }
+inline bool idle() { return outstanding_count.load(std::memory_order_relaxed) == 0 || idle_slow(); }
 // Advances every outstanding operation not on the stack, in start order, without blocking.
 void progress_slow();
 inline void progress() {
-    if (outstanding_count != 0) progress_slow();
+    if (outstanding_count.load(std::memory_order_relaxed) != 0) progress_slow();
 }
 // Completes the outstanding operations on `ctx`, oldest first (before a blocking collective on
 // the same communicator, whose internal MPI collectives could not advance them).
 void complete_all_slow(Context &ctx);
 inline void complete_all(Context &ctx) {
-    if (outstanding_count != 0) complete_all_slow(ctx);
+    if (outstanding_count.load(std::memory_order_relaxed) != 0) complete_all_slow(ctx);
 }
+// TUCOLL_PROGRESS=thread: starts the progress thread once, where MPI provides
+// MPI_THREAD_MULTIPLE (else says why, once); MPI_ERR_ARG for a value other than thread or none.
+// Called before a nonblocking or persistent start.
+int start_progress_thread_if_asked();
+// Stops it (MPI_Finalize, before the contexts go).
+void stop_progress_thread();
 }  // namespace engine
 
 }  // namespace tucoll

@@ -83,5 +83,8 @@ class NonblockingBarrier {
 
 // "mpi" or "smpi", for statistics and logs.
 const char *name();
+// Whether tucoll may run a thread of its own (TUCOLL_PROGRESS=thread): not for simulated ranks,
+// whose time only the simulator advances.
+bool threads_allowed();
 
 }  // namespace tucoll::platform

@@ -64,8 +64,8 @@ extern "C" int tucoll_test(tucoll_request_t *request, int *flag) {
     *flag = 1;
     tucoll_plan *req = *request;
     if (req == TUCOLL_REQUEST_NULL || !req->active) return MPI_SUCCESS;  // as MPI_Test of a null or inactive request
-    tucoll::engine::progress();  // every outstanding operation, this one included
-    if (!req->operation().done()) {
+    tucoll::engine::progress();  // every outstanding operation
+    if (!req->operation().test()) {
         *flag = 0;
         return MPI_SUCCESS;
     }

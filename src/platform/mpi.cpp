@@ -48,5 +48,6 @@ int NonblockingBarrier::test(bool *done) {
 }
 
 const char *name() { return "mpi"; }
+bool threads_allowed() { return true; }
 
 }  // namespace tucoll::platform

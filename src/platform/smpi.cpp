@@ -130,5 +130,6 @@ int NonblockingBarrier::test(bool *done) {
 }
 
 const char *name() { return "smpi"; }
+bool threads_allowed() { return false; }
 
 }  // namespace tucoll::platform

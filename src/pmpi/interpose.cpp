@@ -131,6 +131,27 @@ void announce_disabled() {
 
 }  // namespace
 
+// ---- Initialization ----------------------------------------------------------------------------
+// TUCOLL_PROGRESS=thread needs MPI_THREAD_MULTIPLE for its progress thread: an unmodified program
+// that asks for less (MPI_Init, or MPI_Init_thread below MULTIPLE) is given it, and told the
+// level the MPI provides (at least what it asked for, as MPI_Init_thread allows).
+namespace {
+bool wants_progress_thread() {
+    const char *mode = std::getenv("TUCOLL_PROGRESS");
+    return !disabled() && mode != nullptr && std::strcmp(mode, "thread") == 0;
+}
+}  // namespace
+
+TUCOLL_EXPORT int MPI_Init(int *argc, char ***argv) {
+    if (!wants_progress_thread()) return PMPI_Init(argc, argv);
+    int provided = MPI_THREAD_SINGLE;
+    return PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+}
+
+TUCOLL_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    return PMPI_Init_thread(argc, argv, wants_progress_thread() ? MPI_THREAD_MULTIPLE : required, provided);
+}
+
 // ---- C bindings ---------------------------------------------------------------------------------
 
 TUCOLL_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,

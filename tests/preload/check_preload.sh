@@ -2,7 +2,8 @@
 # The drop-in interposer on an unmodified MPI program: the same results with and without
 # LD_PRELOAD=libtucoll_preload.so, tucoll's log shows it took the calls (TUCOLL_VERBOSE=1), and
 # TUCOLL_DISABLE=1 makes it a pass-through. With a second program (linked against the interposer
-# at build time) the same holds without LD_PRELOAD.
+# at build time) the same holds without LD_PRELOAD. With TUCOLL_PROGRESS=thread the interposer
+# initializes MPI with MPI_THREAD_MULTIPLE and a progress thread runs the nonblocking calls.
 #
 #   check_preload.sh PRELOAD_LIB PROGRAM LINKED_PROGRAM NPROCS MPIEXEC [MPIEXEC_FLAGS...]
 set -euo pipefail
@@ -29,9 +30,10 @@ run linked "$linked" TUCOLL_VERBOSE=1
 run recorded "$program" LD_PRELOAD="$lib" TUCOLL_RECORD="$tmp/recording"
 # A job-wide spec that does not fit the program's 2-rank communicators: adjusted there, not fatal.
 run clamped "$program" LD_PRELOAD="$lib" TUCOLL_VERBOSE=1 TUCOLL_ALLTOALLV=tuna:radix=3
+run progress "$program" LD_PRELOAD="$lib" TUCOLL_VERBOSE=1 TUCOLL_PROGRESS=thread TUCOLL_ALLTOALLV=tuna:radix=2
 
 grep -q ": ok" "$tmp/plain.out" || { echo "FAIL: the program printed no checks"; exit 1; }
-for name in preload disabled linked clamped recorded; do
+for name in preload disabled linked clamped recorded progress; do
     if ! diff -u "$tmp/plain.out" "$tmp/$name.out"; then echo "FAIL: $name output differs from plain MPI"; exit 1; fi
 done
 calls=(MPI_Alltoallv MPI_Alltoall MPI_Allgather MPI_Allgatherv MPI_Ialltoallv MPI_Ialltoall MPI_Iallgather
@@ -51,6 +53,8 @@ clamp_notes=$(grep -c "TUCOLL_ALLTOALLV=tuna:radix=3: radix=3 is out of range" "
 # Said once per communicator where it does not fit: the two halves (1 or 2 ranks), not the world.
 [ "$clamp_notes" -eq 2 ] ||
     { echo "FAIL: TUCOLL_ALLTOALLV=tuna:radix=3: expected a note per half, got $clamp_notes"; cat "$tmp/clamped.err"; exit 1; }
+grep -q "progress thread started" "$tmp/progress.err" ||
+    { echo "FAIL: TUCOLL_PROGRESS=thread started no progress thread"; cat "$tmp/progress.err"; exit 1; }
 if grep -q "^\[tucoll\] MPI_" "$tmp/disabled.err"; then echo "FAIL: TUCOLL_DISABLE=1 still routed calls"; exit 1; fi
 grep -q "TUCOLL_DISABLE is set" "$tmp/disabled.err" || { echo "FAIL: TUCOLL_DISABLE=1 was not announced"; exit 1; }
 manifests=$(find "$tmp/recording" -name manifest.json | wc -l)
