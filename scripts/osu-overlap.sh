@@ -3,12 +3,13 @@
 # osu_iallgatherv: how much of the collective a compute phase between its start and its wait
 # hides) on the MPI alone and through tucoll's interposer with each spec, the variants run one
 # after another and the whole set repeated, so that drifts of the machine reach them alike.
-# Prints CSV: benchmark, variant, probes, size, rep, overall_us, compute_us, pure_comm_us, overlap_pct.
+# Prints CSV: benchmark, np, variant, probes, size, rep, overall_us, compute_us, pure_comm_us,
+# overlap_pct, validation (OSU's Pass/Fail with -c, else empty).
 #
 # OSU Micro-Benchmarks (7.x) are not part of tucoll: build them against the same MPI and pass the
 # folder that holds their binaries (searched recursively).
 #
-#   scripts/osu-overlap.sh OSU_DIR [-n NP] [-r REPS] [-t PROBES] [-m MIN:MAX] [-i ITERS] [-p]
+#   scripts/osu-overlap.sh OSU_DIR [-n NP] [-r REPS] [-t PROBES] [-m MIN:MAX] [-i ITERS] [-p] [-c]
 #                          [-b BENCHMARK]... [-s SPEC]...
 #
 #   -t PROBES   MPI_Test calls OSU makes during the compute phase (its own -t); through the
@@ -16,17 +17,18 @@
 #   -s SPEC     a tucoll spec for the benchmark's collective (TUCOLL_ALLTOALLV etc.); default:
 #               vendor, and for the all-to-alls tuna:radix=2 and linear.
 #   -p          also each spec with TUCOLL_PROGRESS=thread (variant SPEC+thread).
+#   -c          OSU checks every result (its -c); a run with a failed check fails the script.
 #
 # Environment: MPIRUN (default mpirun), MPIRUN_FLAGS (e.g. --oversubscribe), TUCOLL_BUILD_DIR
 # (default build/: its lib/libtucoll_preload.so).
 set -euo pipefail
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 [[ $# -ge 1 && $1 != -h ]] || usage 1
 osu_dir=$1
 shift
-np=2 reps=3 probes=0 sizes=16:65536 iters=200 thread=0 benches=() specs=()
-while getopts "n:r:t:m:i:b:s:ph" opt; do
+np=2 reps=3 probes=0 sizes=16:65536 iters=200 thread=0 validate=() benches=() specs=()
+while getopts "n:r:t:m:i:b:s:pch" opt; do
     case $opt in
         n) np=$OPTARG ;;
         r) reps=$OPTARG ;;
@@ -36,6 +38,7 @@ while getopts "n:r:t:m:i:b:s:ph" opt; do
         b) benches+=("$OPTARG") ;;
         s) specs+=("$OPTARG") ;;
         p) thread=1 ;;
+        c) validate=(-c) ;;
         h) usage 0 ;;
         *) usage 1 ;;
     esac
@@ -64,7 +67,8 @@ default_specs() {
     esac
 }
 
-echo "benchmark,variant,probes,size,rep,overall_us,compute_us,pure_comm_us,overlap_pct"
+echo "benchmark,np,variant,probes,size,rep,overall_us,compute_us,pure_comm_us,overlap_pct,validation"
+failed=0
 for bench in "${benches[@]}"; do
     binary=$(find "$osu_dir" -name "$bench" -type f -perm -u+x | head -n 1)
     [[ -n $binary ]] || { echo "error: no $bench under $osu_dir" >&2; exit 1; }
@@ -78,9 +82,15 @@ for bench in "${benches[@]}"; do
             env_args=()
             [[ $variant == mpi ]] || env_args=(LD_PRELOAD="$preload" "$var=${variant%+thread}")
             [[ $variant != *+thread ]] || env_args+=(TUCOLL_PROGRESS=thread)
-            "${mpirun_cmd[@]}" env "${env_args[@]}" "$binary" -m "$sizes" -i "$iters" -x 20 -t "$probes" |
-                awk -v b="$bench" -v v="tucoll:$variant" -v mpi="$variant" -v t="$probes" -v r="$rep" '
-                    /^[0-9]/ { printf "%s,%s,%s,%s,%s,%s,%s,%s,%s\n", b, (mpi == "mpi" ? "mpi" : v), t, $1, r, $2, $3, $4, $5 }'
+            rows=$("${mpirun_cmd[@]}" env "${env_args[@]}" "$binary" -m "$sizes" -i "$iters" -x 20 -t "$probes" \
+                       "${validate[@]}" |
+                awk -v b="$bench" -v n="$np" -v v="$variant" -v t="$probes" -v r="$rep" '
+                    /^[0-9]/ { printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", b, n, (v == "mpi" ? v : "tucoll:" v), t,
+                                      $1, r, $2, $3, $4, $5, (NF > 5 ? $NF : "") }') ||
+                { echo "error: $bench $variant: the run failed" >&2; failed=1; }
+            echo "$rows"
+            ! grep -q ",Fail$" <<<"$rows" || { echo "error: $bench $variant: OSU's check failed" >&2; failed=1; }
         done
     done
 done
+exit "$failed"
