@@ -387,14 +387,8 @@ int Plan::start() {
     Context &ctx = op.context();
     engine::progress();
     EngineLock lock;  // the progress thread may be advancing other operations of this context
-    Task task;
-    {
-        ActiveOperation running(op);
-        CallStats &stats = ctx.begin_call(registry().collective());
-        task = run_plan(ctx, this, stats);
-    }
     active = true;
-    op.launch(std::move(task));
+    launch_call(ctx, op, registry().collective(), [&](CallStats &stats) { return run_plan(ctx, this, stats); });
     return MPI_SUCCESS;
 }
 

@@ -31,6 +31,7 @@ int OwnedTypes::own(MPI_Datatype *type) {
 }
 
 void OwnedTypes::release() {
+    if (types_.empty()) return;  // the usual case: every completed nonblocking call comes here
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) {

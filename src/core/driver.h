@@ -123,8 +123,21 @@ struct StartedCall {
     typename C::Prepared prep;
 };
 
+// Starts a call on the deferred operation `op`: its statistics reset for `collective` and its
+// tags the next call's while `build(stats)` makes the schedule (which runs nothing yet), then
+// the schedule runs until its first wait. The caller holds the EngineLock.
+template <class Build>
+void launch_call(Context &ctx, Operation &op, const char *collective, Build build) {
+    Task task;
+    {
+        ActiveOperation active(op);
+        task = build(ctx.begin_call(collective));
+    }
+    op.launch(std::move(task));
+}
+
 // A nonblocking call's start on `call` (a pooled request): its copy of the arguments, then the
-// schedule on its operation, run until its first wait.
+// schedule on its operation.
 template <class C>
 int start_pending(Context &ctx, const Selection &selection, const typename C::Args &args,
                   typename C::Prepared &prep, Pending &call) {
@@ -132,14 +145,9 @@ int start_pending(Context &ctx, const Selection &selection, const typename C::Ar
     started.args = args;
     started.prep = std::move(prep);
     TUCOLL_TRY(C::keep(ctx, &started.args, call));
-    Operation &op = call.operation();
-    Task task;
-    {
-        ActiveOperation active(op);
-        CallStats &stats = ctx.begin_call(C::registry(args).collective());
-        task = C::run(ctx, selection, started.args, started.prep, stats);  // runs nothing yet
-    }
-    op.launch(std::move(task));
+    launch_call(ctx, call.operation(), C::registry(args).collective(), [&](CallStats &stats) {
+        return C::run(ctx, selection, started.args, started.prep, stats);
+    });
     return MPI_SUCCESS;
 }
 

@@ -590,7 +590,14 @@ TUCOLL_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI
 }
 
 TUCOLL_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                               MPI_Status statuses[]);
+                               MPI_Status statuses[]) {
+    int rc = advance_started(incount, requests, false, true);
+    if (rc == MPI_SUCCESS) rc = complete_plans(incount, requests);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    empty_statuses(requests, outcount, indices, statuses);
+    return rc;
+}
 
 TUCOLL_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                                MPI_Status statuses[]) {
@@ -603,16 +610,6 @@ TUCOLL_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcoun
     int rc = complete_plans(incount, requests);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
-    empty_statuses(requests, outcount, indices, statuses);
-    return rc;
-}
-
-TUCOLL_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                               MPI_Status statuses[]) {
-    int rc = advance_started(incount, requests, false, true);
-    if (rc == MPI_SUCCESS) rc = complete_plans(incount, requests);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
     empty_statuses(requests, outcount, indices, statuses);
     return rc;
 }
