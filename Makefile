@@ -5,6 +5,8 @@
 #                             simulated cluster, and in the transitive-closure application
 #   make test                 build from scratch and run every test (ctest + pytest)
 #   make test MPI=mpich       the same against MPICH (build-mpich/), quick matrix at P <= 5
+#   make test MPI=openmpi5    the same against PyPI's current Open MPI 5 / MPICH 5 wheels
+#   make test MPI=mpich5      (pinned in scripts/deps.sh, installed into .deps/), quick matrix
 #   make build                build into build/ (binaries in build/bin/)
 #   make install PREFIX=DIR   library, header, CMake package and pkg-config file
 #   make test-gpu             the GPU tests (the ipc algorithm's cuda backend) on a machine with GPUs
@@ -28,7 +30,10 @@ PYTHON := $(VENV)/bin/python
 # MPICH's ch4:ucx ranks busy-poll: oversubscribed on a small machine every call crawls (the full
 # matrix at P = 16 takes hours). Its default run is the quick matrix at P <= 5; the full one is
 # `make test MPI=mpich TUCOLL_TEST_MATRIX=full CTEST_ARGS=`.
-ifeq ($(MPI),mpich)
+# The wheels (openmpi5, mpich5) run the MPI programs' quick matrix too: they are there for the
+# MPI-4/5 paths and the newer implementations' semantics, and CI runs four MPIs in its time.
+WHEEL_MPIS := openmpi5 mpich5
+ifneq ($(filter mpich $(WHEEL_MPIS),$(MPI)),)
 TUCOLL_TEST_MATRIX ?= quick
 export TUCOLL_TEST_MATRIX
 CTEST_ARGS ?= -E "np([6-9]|[1-9][0-9])$$"
@@ -40,12 +45,17 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
 CTEST_ARGS ?=
 
-.PHONY: all deps sim-deps venv configure build test test-gpu ctest pytest demo install sanitize docs clean sim-build
+.PHONY: all deps mpi-wheel sim-deps venv configure build test test-gpu ctest pytest demo install sanitize docs clean sim-build
 
 all: build
 
 deps:
 	@scripts/deps.sh system $(MPI)
+	$(if $(filter $(WHEEL_MPIS),$(MPI)),@$(MAKE) --no-print-directory mpi-wheel)
+
+# The pinned wheel of MPI=openmpi5|mpich5, installed with the project's pip into .deps/$(MPI).
+mpi-wheel: $(VENV)/.installed
+	@scripts/deps.sh wheel $(MPI) $(PYTHON)
 
 $(VENV)/.installed: python/pyproject.toml
 	@test -x $(PYTHON) || python3 -m venv $(VENV)
@@ -68,13 +78,14 @@ pytest: venv
 	TUCOLL_BUILD_DIR=$(abspath $(BUILD_DIR)) TUCOLL_SIM_BUILD_DIR=$(abspath build-sim) \
 	  $(PYTHON) -m pytest -q tests/python $(PYTEST_ARGS)
 
-# The SimGrid target is built (from scratch too) and tested along with the default MPI.
+# The SimGrid target is built (from scratch too) and tested along with the default MPI. The
+# Python tools' tests run with the system's MPIs; against a wheel only the MPI programs run.
 test: venv
 	rm -rf $(BUILD_DIR)
 	$(MAKE) --no-print-directory build
 	$(MAKE) --no-print-directory ctest
 	$(if $(filter openmpi,$(MPI)),rm -rf build-sim && $(MAKE) --no-print-directory sim-build)
-	$(MAKE) --no-print-directory pytest
+	$(if $(filter $(WHEEL_MPIS),$(MPI)),,$(MAKE) --no-print-directory pytest)
 
 # Needs a CUDA toolkit (nvcc; CUDACXX if not in /usr/local/cuda) and, to do more than skip, GPUs;
 # a CUDA-aware MPI only for the messages between nodes and below ipc_threshold.
@@ -113,4 +124,4 @@ docs: build venv
 
 # .deps/ (SimGrid) survives: `rm -rf .deps` rebuilds it on the next sim-build.
 clean:
-	rm -rf build build-mpich build-asan build-sim
+	rm -rf build build-mpich build-openmpi5 build-mpich5 build-asan build-sim

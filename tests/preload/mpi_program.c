@@ -193,7 +193,9 @@ static void nonblocking(MPI_Comm comm, const char *name) {
     free(sc), free(sd), free(rc), free(rd), free(send), free(recv), free(blocks), free(gathered), free(v);
 }
 
-#if MPI_VERSION >= 4
+/* Open MPI 5 has the MPI-4 persistent collectives while it still says MPI_VERSION 3. */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#define HAVE_PERSISTENT_COLLECTIVES 1
 /* MPI_Alltoallv_init (MPI-4): three starts with new contents each, completed by MPI_Wait, by
  * MPI_Waitall beside a point-to-point ring exchange, and by polling MPI_Test; then freed. */
 static void persistent_alltoallv(MPI_Comm comm, const char *name) {
