@@ -50,12 +50,12 @@ TUCOLL_API int tucoll_alltoallv_with(const char *spec, const void *sendbuf, cons
                           MPI_Comm comm);
 
 /* Requests: nonblocking calls (tucoll_ialltoallv, tucoll_ialltoall, ...) and persistent plans
-   (tucoll_alltoallv_init), completed as MPI requests are. A nonblocking call returns once its
-   schedule has posted its first round; the exchange advances whenever tucoll runs on this rank
-   (tucoll_test, tucoll_wait, any other tucoll call, or while any tucoll operation waits), and
-   with TUCOLL_PROGRESS=thread (under MPI_THREAD_MULTIPLE) in a progress thread meanwhile.
-   tucoll_wait and a tucoll_test that finds it complete
-   free a nonblocking call's request (*request = TUCOLL_REQUEST_NULL) and leave a persistent one
+   (tucoll_alltoallv_init, tucoll_alltoall_init, tucoll_allgather(v)_init), completed as MPI
+   requests are. A nonblocking call returns once its schedule has posted its first round; the
+   exchange advances whenever tucoll runs on this rank (tucoll_test, tucoll_wait, any other tucoll
+   call, or while any tucoll operation waits), and with TUCOLL_PROGRESS=thread (under
+   MPI_THREAD_MULTIPLE) in a progress thread meanwhile. tucoll_wait and a tucoll_test that finds
+   it complete free a nonblocking call's request (*request = TUCOLL_REQUEST_NULL) and leave a persistent one
    inactive, ready to start again. As in MPI, collectives on a communicator are started in the
    same order on every rank, and may be completed in any order; a blocking tucoll collective on
    a communicator first completes the operations outstanding there. A null or inactive request
@@ -118,6 +118,15 @@ TUCOLL_API int tucoll_ialltoall_with(const char *spec, const void *sendbuf, int 
                                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                                      tucoll_request_t *request);
 
+/* MPI_Alltoall_init: a persistent alltoall, as tucoll_alltoallv_init (collective; local starts;
+   the algorithm, auto's decision and TuNA's M made once; derived datatypes duplicated). */
+TUCOLL_API int tucoll_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                    tucoll_request_t *request);
+TUCOLL_API int tucoll_alltoall_init_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                         void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                         MPI_Info info, tucoll_request_t *request);
+
 /* ---- Allgather -------------------------------------------------------------------------------- */
 
 /* Same arguments and semantics as MPI_Allgather (MPI_IN_PLACE accepted as sendbuf). */
@@ -145,6 +154,25 @@ TUCOLL_API int tucoll_iallgatherv(const void *sendbuf, int sendcount, MPI_Dataty
 TUCOLL_API int tucoll_iallgatherv_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                        void *recvbuf, const int recvcounts[], const int displs[],
                                        MPI_Datatype recvtype, MPI_Comm comm, tucoll_request_t *request);
+
+/* MPI_Allgather_init and MPI_Allgatherv_init: persistent allgathers (collective: a rejected
+   argument on any rank fails the call on every rank; the algorithm selected once; each
+   tucoll_start local, posting the schedule's first round). As MPI says, the buffers and the
+   recvcounts and displs arrays stay the plan's until it is freed; derived datatypes are
+   duplicated, so the caller may free theirs after the init. `info` is accepted and ignored. */
+TUCOLL_API int tucoll_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     tucoll_request_t *request);
+TUCOLL_API int tucoll_allgather_init_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                          MPI_Info info, tucoll_request_t *request);
+TUCOLL_API int tucoll_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                      MPI_Info info, tucoll_request_t *request);
+TUCOLL_API int tucoll_allgatherv_init_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                           void *recvbuf, const int recvcounts[], const int displs[],
+                                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                           tucoll_request_t *request);
 
 /* ---- Sparse dynamic data exchange --------------------------------------------------------------- */
 

@@ -1,14 +1,17 @@
-// Persistent alltoallv (tucoll_alltoallv_init, start, wait, free): every start gives what
+// Persistent collectives (tucoll_alltoallv_init, start, wait, free): every start gives what
 // MPI_Alltoallv gives on the buffers' current contents, whatever the algorithm, distribution or
 // datatypes; a start communicates nothing but the exchange (auto's decision and TuNA's M were
 // made at init); misuse returns MPI_ERR_REQUEST, and a rejected argument on one rank fails the
-// init on every rank.
+// init on every rank. tucoll_alltoall_init and tucoll_allgather(v)_init: every start gives what
+// the MPI's collective gives, for every registered algorithm.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "allgather/allgather.h"
+#include "alltoallv/alltoallv.h"
 #include "test_util.h"
 #include "tucoll.h"
 #include "typed_buffers.h"
@@ -237,6 +240,172 @@ TEST(Persistent, AnArgumentRejectedOnOneRankFailsTheInitEverywhere) {
     EXPECT_NE(rc, MPI_SUCCESS);
     EXPECT_EQ(request, TUCOLL_REQUEST_NULL);
     EXPECT_TRUE(all_ranks(rc != MPI_SUCCESS && request == TUCOLL_REQUEST_NULL));
+}
+
+// ---- tucoll_alltoall_init -------------------------------------------------------------------
+
+// `starts` starts of an alltoall plan of n ints per block (in place or not), the send side
+// changed before each, each result against MPI_Alltoall on the same contents.
+bool alltoall_plan_matches(const char *spec, int n, bool in_place, int starts) {
+    const int p = world_size(), me = world_rank();
+    std::vector<int> send(static_cast<size_t>(p) * n), recv(send.size()), want(send.size());
+    tucoll_request_t request = TUCOLL_REQUEST_NULL;
+    const int rc = tucoll_alltoall_init_with(spec, in_place ? MPI_IN_PLACE : send.data(), n, MPI_INT, recv.data(), n,
+                                             MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &request);
+    EXPECT_EQ(rc, MPI_SUCCESS) << spec << ": " << tucoll_error_string(rc);
+    if (!all_ranks(rc == MPI_SUCCESS)) return false;
+    bool ok = true;
+    for (int s = 0; s < starts; ++s) {
+        for (size_t k = 0; k < send.size(); ++k) send[k] = me * 100000 + static_cast<int>(k) * 7 + s;
+        if (in_place) {
+            recv = send;
+            want = send;
+            MPI_Alltoall(MPI_IN_PLACE, n, MPI_INT, want.data(), n, MPI_INT, MPI_COMM_WORLD);
+        } else {
+            std::fill(recv.begin(), recv.end(), -1);
+            MPI_Alltoall(send.data(), n, MPI_INT, want.data(), n, MPI_INT, MPI_COMM_WORLD);
+        }
+        const int rc_start = tucoll_start(&request);
+        const int rc_wait = tucoll_wait(&request);
+        EXPECT_EQ(rc_start, MPI_SUCCESS) << tucoll_error_string(rc_start);
+        EXPECT_EQ(rc_wait, MPI_SUCCESS) << tucoll_error_string(rc_wait);
+        ok = ok && rc_start == MPI_SUCCESS && rc_wait == MPI_SUCCESS && recv == want;
+    }
+    EXPECT_EQ(tucoll_request_free(&request), MPI_SUCCESS);
+    return all_ranks(ok);
+}
+
+TEST(PersistentAlltoall, EveryAlgorithmMatchesMPI_Alltoall) {
+    for (const auto &alg : alltoallv::alltoall_registry()) {
+        for (int n : {0, 1, 5}) {
+            for (bool in_place : {false, true}) {
+                EXPECT_TRUE(alltoall_plan_matches(alg.name.c_str(), n, in_place, 3))
+                    << alg.name << ", " << n << " ints" << (in_place ? ", in place" : "");
+            }
+        }
+    }
+}
+
+TEST(PersistentAlltoall, AnotherAlltoallBetweenStartsChangesNothing) {
+    // The counts and displacements of an alltoall are the communicator's, remade by its next call
+    // with another count: the plan keeps its own.
+    const int p = world_size(), me = world_rank();
+    std::vector<int> send(p * 3), recv(p * 3, -1), want(p * 3), other(p * 5, me), other_recv(p * 5);
+    for (int k = 0; k < 3 * p; ++k) send[k] = me * 1000 + k;
+    MPI_Alltoall(send.data(), 3, MPI_INT, want.data(), 3, MPI_INT, MPI_COMM_WORLD);
+    tucoll_request_t request = TUCOLL_REQUEST_NULL;
+    ASSERT_TRUE(all_ranks(tucoll_alltoall_init_with("pairwise", send.data(), 3, MPI_INT, recv.data(), 3, MPI_INT,
+                                                    MPI_COMM_WORLD, MPI_INFO_NULL, &request) == MPI_SUCCESS));
+    EXPECT_EQ(tucoll_alltoall_with("pairwise", other.data(), 5, MPI_INT, other_recv.data(), 5, MPI_INT,
+                                   MPI_COMM_WORLD),
+              MPI_SUCCESS);
+    EXPECT_EQ(tucoll_start(&request), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_wait(&request), MPI_SUCCESS);
+    EXPECT_TRUE(all_ranks(recv == want));
+    tucoll_request_free(&request);
+}
+
+// ---- tucoll_allgather_init, tucoll_allgatherv_init -------------------------------------------
+
+// `starts` starts of an allgather(v) plan (block j: counts[j] ints; allgather: counts[0] each),
+// the send side changed before each, each result against the MPI's collective.
+bool allgather_plan_matches(const char *spec, bool vector, const std::vector<int> &counts, int starts) {
+    const int p = world_size(), me = world_rank();
+    std::vector<int> displs(p);
+    int total = 0;
+    for (int j = 0; j < p; ++j) {
+        displs[j] = total + j;  // a gap of one int between blocks
+        total = displs[j] + counts[j];
+    }
+    std::vector<int> send(counts[me] + 1), recv(total + 1), want(total + 1);
+    tucoll_request_t request = TUCOLL_REQUEST_NULL;
+    const int rc = vector ? tucoll_allgatherv_init_with(spec, send.data(), counts[me], MPI_INT, recv.data(),
+                                                        counts.data(), displs.data(), MPI_INT, MPI_COMM_WORLD,
+                                                        MPI_INFO_NULL, &request)
+                          : tucoll_allgather_init_with(spec, send.data(), counts[0], MPI_INT, recv.data(), counts[0],
+                                                       MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &request);
+    EXPECT_EQ(rc, MPI_SUCCESS) << spec << ": " << tucoll_error_string(rc);
+    if (!all_ranks(rc == MPI_SUCCESS)) return false;
+    bool ok = true;
+    for (int s = 0; s < starts; ++s) {
+        for (size_t k = 0; k < send.size(); ++k) send[k] = me * 1000 + static_cast<int>(k) + 10 * s;
+        std::fill(recv.begin(), recv.end(), -1);
+        std::fill(want.begin(), want.end(), -1);
+        if (vector) {
+            MPI_Allgatherv(send.data(), counts[me], MPI_INT, want.data(), counts.data(), displs.data(), MPI_INT,
+                           MPI_COMM_WORLD);
+        } else {
+            MPI_Allgather(send.data(), counts[0], MPI_INT, want.data(), counts[0], MPI_INT, MPI_COMM_WORLD);
+        }
+        const int rc_start = tucoll_start(&request);
+        const int rc_wait = tucoll_wait(&request);
+        EXPECT_EQ(rc_start, MPI_SUCCESS) << tucoll_error_string(rc_start);
+        EXPECT_EQ(rc_wait, MPI_SUCCESS) << tucoll_error_string(rc_wait);
+        ok = ok && rc_start == MPI_SUCCESS && rc_wait == MPI_SUCCESS && recv == want;
+    }
+    tucoll_stats_t stats{};
+    tucoll_get_stats(MPI_COMM_WORLD, &stats);
+    EXPECT_EQ(tucoll_request_free(&request), MPI_SUCCESS);
+    return all_ranks(ok);
+}
+
+TEST(PersistentAllgather, EveryAlgorithmMatchesMPI_Allgather) {
+    const int p = world_size();
+    for (const auto &alg : allgather::allgather_registry()) {
+        for (int n : {0, 1, 6}) {
+            EXPECT_TRUE(allgather_plan_matches(alg.name.c_str(), false, std::vector<int>(p, n), 3))
+                << alg.name << ", " << n << " ints";
+        }
+    }
+}
+
+TEST(PersistentAllgather, EveryAlgorithmMatchesMPI_Allgatherv) {
+    const int p = world_size();
+    std::vector<int> ragged(p), one_huge(p, 0), zeros(p, 0);
+    for (int j = 0; j < p; ++j) ragged[j] = (j * 5) % 7;
+    one_huge[p / 2] = 4000;
+    for (const auto &alg : allgather::allgatherv_registry()) {
+        for (const std::vector<int> *counts : {&ragged, &one_huge, &zeros}) {
+            EXPECT_TRUE(allgather_plan_matches(alg.name.c_str(), true, *counts, 3)) << alg.name;
+        }
+    }
+}
+
+TEST(PersistentAllgather, TheCallersDatatypeMayBeFreedAfterTheInit) {
+    const int p = world_size(), me = world_rank();
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    int recvcount = 3;  // the plan's own copy is what counts: this one changes after the init
+    std::vector<int> send(6), recv(6 * p, -1), want(6 * p, -1);
+    for (int k = 0; k < 6; ++k) send[k] = me * 10 + k;
+    tucoll_request_t request = TUCOLL_REQUEST_NULL;
+    ASSERT_TRUE(all_ranks(tucoll_allgather_init_with("ring", send.data(), 3, pair, recv.data(), recvcount, pair,
+                                                     MPI_COMM_WORLD, MPI_INFO_NULL, &request) == MPI_SUCCESS));
+    MPI_Allgather(send.data(), 3, pair, want.data(), 3, pair, MPI_COMM_WORLD);
+    MPI_Type_free(&pair);
+    recvcount = 0;
+    EXPECT_EQ(tucoll_start(&request), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_wait(&request), MPI_SUCCESS);
+    EXPECT_TRUE(all_ranks(recv == want));
+    tucoll_stats_t stats{};
+    tucoll_get_stats(MPI_COMM_WORLD, &stats);
+    EXPECT_NE(std::string(stats.algorithm).find("ring"), std::string::npos) << stats.algorithm;
+    tucoll_request_free(&request);
+}
+
+TEST(PersistentAllgather, AnArgumentRejectedOnOneRankFailsTheInitEverywhere) {
+    const int p = world_size();
+    std::vector<int> send(2), recv(2 * p);
+    const int count = world_rank() == p - 1 ? -2 : 2;
+    tucoll_request_t request = TUCOLL_REQUEST_NULL;
+    const int rc = tucoll_allgather_init(send.data(), count, MPI_INT, recv.data(), 2, MPI_INT, MPI_COMM_WORLD,
+                                         MPI_INFO_NULL, &request);
+    EXPECT_NE(rc, MPI_SUCCESS);
+    EXPECT_TRUE(all_ranks(rc != MPI_SUCCESS && request == TUCOLL_REQUEST_NULL));
+    EXPECT_EQ(tucoll_allgather_init(send.data(), 2, MPI_INT, recv.data(), 2, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                    nullptr),
+              MPI_ERR_ARG);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "core/copy.h"
 #include "core/datatype.h"
 #include "core/driver.h"
+#include "core/persistent.h"
 #include "core/errors.h"
 #include "core/validate.h"
 #include "ipc/backend.h"
@@ -157,14 +158,16 @@ struct Allgather {
         row->assign(ctx.size(), own);
     }
 
-    // A nonblocking call keeps its own copy of an allgather's recvcount (recvcounts points at
-    // the caller's argument) and its own handles on derived datatypes (the caller may free theirs).
+    // A nonblocking or persistent call keeps its own copy of an allgather's recvcount (recvcounts
+    // points at the caller's argument) and its own handles on derived datatypes (the caller may
+    // free theirs).
     struct KeptCount {
         int recvcount = 0;
     };
-    static int keep(Context &, Args *a, Pending &call) {
+    template <class Held>  // Pending, or PersistentCall
+    static int keep(Context &, Args *a, Held &call) {
         if (!a->vector) {
-            KeptCount &k = call.storage().get<KeptCount>();
+            KeptCount &k = call.storage().template get<KeptCount>();
             k.recvcount = *a->recvcounts;
             a->recvcounts = &k.recvcount;
         }
@@ -198,6 +201,11 @@ int start(const char *spec, const TypedArgs &a, tucoll_request_t *request) {
     }
     *request = TUCOLL_REQUEST_NULL;
     return drive_nonblocking<Allgather>(spec, a, request);
+}
+
+int init(const char *spec, const TypedArgs &a, tucoll_request_t *request) {
+    return drive_persistent<Allgather>(a.vector ? "tucoll_allgatherv_init" : "tucoll_allgather_init", spec, a,
+                                       request);
 }
 
 }  // namespace
@@ -254,4 +262,34 @@ extern "C" int tucoll_iallgatherv(const void *sendbuf, int sendcount, MPI_Dataty
                                   tucoll_request_t *request) {
     return tucoll_iallgatherv_with(nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
                                    request);
+}
+
+extern "C" int tucoll_allgather_init_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                                          tucoll_request_t *request) {
+    const tucoll::allgather::TypedArgs args{sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype,
+                                            comm, false};
+    return tucoll::allgather::init(spec, args, request);
+}
+
+extern "C" int tucoll_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     tucoll_request_t *request) {
+    return tucoll_allgather_init_with(nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+                                      request);
+}
+
+extern "C" int tucoll_allgatherv_init_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                           void *recvbuf, const int recvcounts[], const int displs[],
+                                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, tucoll_request_t *request) {
+    const tucoll::allgather::TypedArgs args{sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                            comm, true};
+    return tucoll::allgather::init(spec, args, request);
+}
+
+extern "C" int tucoll_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                      MPI_Info info, tucoll_request_t *request) {
+    return tucoll_allgatherv_init_with(nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                       comm, info, request);
 }

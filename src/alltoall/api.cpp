@@ -106,12 +106,20 @@ const Registry<Algorithm> &alltoall_registry() {
 namespace tucoll::alltoallv {
 namespace {
 
-// tucoll_alltoall(_with) and tucoll_ialltoall(_with): the call as an alltoallv of uniform counts,
-// blocking or started (request non-null). The counts and displacements are the communicator's
-// (a nonblocking call keeps its own copy: Alltoallv::keep).
-int alltoall(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+enum class Mode { blocking, nonblocking, persistent };
+
+// tucoll_alltoall(_with), tucoll_ialltoall(_with) and tucoll_alltoall_init(_with): the call as an
+// alltoallv of uniform counts. The counts and displacements are the communicator's (a
+// nonblocking call keeps its own copy, Alltoallv::keep; a persistent one too, Plan).
+int alltoall(Mode mode, const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, tucoll_request_t *request) {
-    const char *fn = request != nullptr ? "tucoll_ialltoall" : kFn;
+    const char *fn = mode == Mode::nonblocking ? "tucoll_ialltoall"
+                     : mode == Mode::persistent ? "tucoll_alltoall_init"
+                                                : kFn;
+    if (mode != Mode::blocking) {
+        if (request == nullptr) return failf(MPI_ERR_ARG, "%s: request is NULL", fn);
+        *request = TUCOLL_REQUEST_NULL;
+    }
     if (sendbuf != MPI_IN_PLACE && sendcount < 0) return failf(MPI_ERR_COUNT, "%s: sendcount %d < 0", fn, sendcount);
     if (recvcount < 0) return failf(MPI_ERR_COUNT, "%s: recvcount %d < 0", fn, recvcount);
     Context *ctx = nullptr;
@@ -132,9 +140,12 @@ int alltoall(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype 
                          rtype,
                          comm,
                          &uniform};
-    if (request == nullptr) return run(spec, args);
-    *request = TUCOLL_REQUEST_NULL;
-    return start_nonblocking(spec, args, request);
+    switch (mode) {
+        case Mode::blocking: return run(spec, args);
+        case Mode::nonblocking: return start_nonblocking(spec, args, request);
+        case Mode::persistent: return start_persistent(spec, args, request);
+    }
+    return MPI_ERR_INTERN;
 }
 
 }  // namespace
@@ -142,16 +153,15 @@ int alltoall(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype 
 
 extern "C" int tucoll_alltoall_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    return tucoll::alltoallv::alltoall(spec, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                       nullptr);
+    return tucoll::alltoallv::alltoall(tucoll::alltoallv::Mode::blocking, spec, sendbuf, sendcount, sendtype, recvbuf,
+                                       recvcount, recvtype, comm, nullptr);
 }
 
 extern "C" int tucoll_ialltoall_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                                      tucoll_request_t *request) {
-    if (request == nullptr) return tucoll::fail(MPI_ERR_ARG, "tucoll_ialltoall: request is NULL");
-    return tucoll::alltoallv::alltoall(spec, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                       request);
+    return tucoll::alltoallv::alltoall(tucoll::alltoallv::Mode::nonblocking, spec, sendbuf, sendcount, sendtype,
+                                       recvbuf, recvcount, recvtype, comm, request);
 }
 
 extern "C" int tucoll_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -162,4 +172,18 @@ extern "C" int tucoll_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype
 extern "C" int tucoll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
     return tucoll_alltoall_with(nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+extern "C" int tucoll_alltoall_init_with(const char *spec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                         void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                                         tucoll_request_t *request) {
+    return tucoll::alltoallv::alltoall(tucoll::alltoallv::Mode::persistent, spec, sendbuf, sendcount, sendtype, recvbuf,
+                                       recvcount, recvtype, comm, request);
+}
+
+extern "C" int tucoll_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                    tucoll_request_t *request) {
+    return tucoll_alltoall_init_with(nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+                                     request);
 }

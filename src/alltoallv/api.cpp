@@ -213,9 +213,10 @@ struct Alltoallv {
         UniformArgs uniform;
         std::vector<int> scounts, sdispls, rcounts, rdispls;
     };
-    static int keep(Context &ctx, Args *a, Pending &call) {
+    template <class Held>  // Pending (a persistent alltoall(v) is a Plan: init below)
+    static int keep(Context &ctx, Args *a, Held &call) {
         if (a->alltoall != nullptr) {
-            KeptUniform &k = call.storage().get<KeptUniform>();
+            KeptUniform &k = call.storage().template get<KeptUniform>();
             k.uniform = *a->alltoall;
             a->alltoall = &k.uniform;
             const int p = ctx.size();
@@ -305,7 +306,6 @@ struct Alltoallv {
     }
 };
 
-constexpr const char *kInitFn = "tucoll_alltoallv_init";
 
 // M, the largest block any rank sends, for an algorithm that uses it (TuNA's T): reduced once
 // when the plan is made, so that no start reduces it again.
@@ -325,13 +325,15 @@ int start_nonblocking(const char *spec, const TypedArgs &a, tucoll_plan **reques
     return drive_nonblocking<Alltoallv>(spec, a, request);
 }
 
-// A persistent alltoallv (MPI-4 semantics: the same buffers and counts at every start): its own
-// copy of the count and displacement arrays and of derived datatypes, the algorithm chosen once
-// (auto's decision included) and M where that algorithm uses it, so that a start communicates
-// nothing but the exchange itself, and an operation of its own (traffic, scratch) on which each
-// start's schedule runs.
+// A persistent alltoallv or alltoall (MPI-4 semantics: the same buffers and counts at every
+// start): its own copy of the count and displacement arrays (an alltoall's are the
+// communicator's, which its next call changes) and of derived datatypes, the algorithm chosen
+// once (auto's decision included) and M where that algorithm uses it, so that a start
+// communicates nothing but the exchange itself, and an operation of its own (traffic, scratch) on
+// which each start's schedule runs.
 struct Plan final : tucoll_plan {
     std::vector<int> scounts, sdispls, rcounts, rdispls;
+    UniformArgs uniform{};  // an alltoall's own arguments (args.alltoall points here)
     TypedArgs args{};
     Prepared prep;
     Selection selection;
@@ -388,18 +390,26 @@ int Plan::start() {
     engine::progress();
     EngineLock lock;  // the progress thread may be advancing other operations of this context
     active = true;
-    launch_call(ctx, op, registry().collective(), [&](CallStats &stats) { return run_plan(ctx, this, stats); });
+    launch_call(ctx, op, Alltoallv::registry(args).collective(),
+                [&](CallStats &stats) { return run_plan(ctx, this, stats); });
     return MPI_SUCCESS;
 }
 
+namespace {
+
 int init(const char *spec, const TypedArgs &in, std::unique_ptr<Plan> *out) {
+    const char *fn = in.alltoall != nullptr ? "tucoll_alltoall_init" : "tucoll_alltoallv_init";
     Context *ctx = nullptr;
-    TUCOLL_TRY(prefix_error(Context::get(in.comm, &ctx), kInitFn));
+    TUCOLL_TRY(prefix_error(Context::get(in.comm, &ctx), fn));
     engine::complete_all(*ctx);  // the init is collective too
     auto plan = std::make_unique<Plan>(*ctx);
-    TUCOLL_TRY(prefix_error(ctx->adopt_request(plan.get()), kInitFn));
+    TUCOLL_TRY(prefix_error(ctx->adopt_request(plan.get()), fn));
     const int p = ctx->size();
     plan->args = in;
+    if (in.alltoall != nullptr) {
+        plan->uniform = *in.alltoall;
+        plan->args.alltoall = &plan->uniform;
+    }
     plan->args.recvcounts = copy_of(in.recvcounts, p, plan->rcounts);
     plan->args.rdispls = copy_of(in.rdispls, p, plan->rdispls);
     if (in.sendbuf != MPI_IN_PLACE) {
@@ -408,19 +418,23 @@ int init(const char *spec, const TypedArgs &in, std::unique_ptr<Plan> *out) {
     }
     const Selection *selected = nullptr;
     int rc = Alltoallv::check(*ctx, plan->args, &plan->prep);
-    if (rc == MPI_SUCCESS) rc = prefix_error(ctx->select(registry(), spec, &selected), kInitFn);
+    if (rc == MPI_SUCCESS) rc = prefix_error(ctx->select(Alltoallv::entries(plan->args), spec, &selected), fn);
     // Making a plan is collective: no rank may go on to start it when another's was rejected.
-    rc = agree_on_error(*ctx, rc, kInitFn);
+    rc = agree_on_error(*ctx, rc, fn);
     if (rc == MPI_SUCCESS && global_checks_enabled()) {
-        rc = agree_on_error(*ctx, prefix_error(Alltoallv::check_consistency(*ctx, plan->args, plan->prep), kInitFn),
-                            kInitFn);
+        rc = agree_on_error(*ctx, prefix_error(Alltoallv::check_consistency(*ctx, plan->args, plan->prep), fn),
+                            fn);
     }
     if (rc != MPI_SUCCESS) return rc;
     // The caller may free derived datatypes after the init (MPI allows it).
-    TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.recvtype), kInitFn));
-    if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.sendtype), kInitFn));
+    TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.recvtype), fn));
+    if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.sendtype), fn));
+    if (in.alltoall != nullptr) {
+        TUCOLL_TRY(prefix_error(plan->types.own(&plan->uniform.recvtype), fn));
+        if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(plan->types.own(&plan->uniform.sendtype), fn));
+    }
     Choice choice;
-    TUCOLL_TRY(prefix_error(Alltoallv::decide(*ctx, *selected, plan->args, plan->prep, &choice), kInitFn));
+    TUCOLL_TRY(prefix_error(Alltoallv::decide(*ctx, *selected, plan->args, plan->prep, &choice), fn));
     if (choice.probe != nullptr) {
         // auto is exploring: the plan takes no candidate for good (nor its slot, unrun).
         choice.probe->cancel();
@@ -430,11 +444,25 @@ int init(const char *spec, const TypedArgs &in, std::unique_ptr<Plan> *out) {
         plan->selection = choice.selected();
         plan->known_max_block = choice.known_max_block;
         plan->decided = choice.path();
-        TUCOLL_TRY(plan_max_block(*ctx, registry()[plan->selection.index], plan->selection, plan->args, plan->prep,
-                                  &plan->known_max_block));
+        TUCOLL_TRY(plan_max_block(*ctx, Alltoallv::entries(plan->args)[plan->selection.index], plan->selection,
+                                  plan->args, plan->prep, &plan->known_max_block));
     }
     *out = std::move(plan);
     return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int start_persistent(const char *spec, const TypedArgs &a, tucoll_plan **request) try {
+    const char *fn = a.alltoall != nullptr ? "tucoll_alltoall_init" : "tucoll_alltoallv_init";
+    if (request == nullptr) return failf(MPI_ERR_ARG, "%s: request is NULL", fn);
+    *request = TUCOLL_REQUEST_NULL;
+    std::unique_ptr<Plan> plan;
+    TUCOLL_TRY(init(spec, a, &plan));
+    *request = plan.release();
+    return MPI_SUCCESS;
+} catch (...) {
+    return fail_from_exception(a.alltoall != nullptr ? "tucoll_alltoall_init" : "tucoll_alltoallv_init");
 }
 
 }  // namespace tucoll::alltoallv
@@ -443,14 +471,9 @@ extern "C" int tucoll_alltoallv_init_with(const char *spec, const void *sendbuf,
                                           const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                                           const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                                           MPI_Comm comm, MPI_Info, tucoll_request_t *request) {
-    if (request == nullptr) return tucoll::fail(MPI_ERR_ARG, "tucoll_alltoallv_init: request is NULL");
-    *request = TUCOLL_REQUEST_NULL;
     const tucoll::alltoallv::TypedArgs args{sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                             recvcounts, rdispls, recvtype, comm};
-    std::unique_ptr<tucoll::alltoallv::Plan> plan;
-    TUCOLL_TRY(tucoll::alltoallv::init(spec, args, &plan));
-    *request = plan.release();
-    return MPI_SUCCESS;
+    return tucoll::alltoallv::start_persistent(spec, args, request);
 }
 
 extern "C" int tucoll_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],

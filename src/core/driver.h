@@ -19,9 +19,10 @@
 //   static Task run(Context &, const Selection &, const Args &, Prepared &, CallStats &);
 //                                              the schedule (core/task.h); or an int for a
 //                                              collective that is not a schedule (blocking only)
-// and, for a collective with nonblocking calls, what such a call keeps of its arguments beyond the
-// call (tucoll's own per-call arrays, its handles on derived datatypes: core/request.h):
-//   static int keep(Context &, Args *, Pending &call);
+// and, for a collective with nonblocking or persistent calls, what such a call keeps of its
+// arguments beyond the call (tucoll's own per-call arrays, its handles on derived datatypes), in
+// the request's storage() and types() (core/request.h, core/persistent.h):
+//   template <class Held> static int keep(Context &, Args *, Held &call);
 // and, for the collectives a recording keeps (core/record.h),
 //   static void recorded_row(Context &, const Args &, const Prepared &, std::vector<int64_t> *row,
 //                            int64_t *type_size);   what this rank sends to each rank, in bytes

@@ -3,7 +3,8 @@
 // and their nonblocking forms (C) are routed through tucoll's selection — TUCOLL_ALLTOALLV /
 // TUCOLL_ALLTOALL / TUCOLL_ALLGATHER /
 // TUCOLL_ALLGATHERV, else the default (auto for the all-to-alls) — and, where the MPI is MPI-4,
-// MPI_Alltoallv_init to tucoll's persistent plans, so unmodified programs get the tuned algorithms with
+// their persistent forms (MPI_Alltoallv_init, MPI_Alltoall_init, MPI_Allgather_init,
+// MPI_Allgatherv_init) to tucoll's persistent plans, so unmodified programs get the tuned algorithms with
 //
 //     LD_PRELOAD=libtucoll_preload.so mpirun ...      (or by linking -ltucoll_preload before MPI)
 //
@@ -347,7 +348,7 @@ TUCOLL_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Dataty
     return pair_started("MPI_Iallgatherv", comm, rc, started, request);
 }
 
-// ---- Persistent all-to-all (MPI-4 MPI_Alltoallv_init) -------------------------------------------
+// ---- Persistent collectives (MPI-4 MPI_Alltoallv_init, MPI_Alltoall_init, MPI_Allgather(v)_init) --
 // The handle the program gets is a real request of the MPI library: an inactive persistent send
 // to MPI_PROC_NULL, which every start, completion and free call handles natively. tucoll's plan
 // is paired with it here; starting such a request starts the plan, and completing it (any wait or
@@ -366,6 +367,7 @@ namespace {
 struct Persistent {
     tucoll_request_t plan = TUCOLL_REQUEST_NULL;
     MPI_Comm comm = MPI_COMM_NULL;
+    const char *name = "";  // its init, for the log: "MPI_Alltoallv_init"
     bool active = false;  // started here and not yet completed here (for the log only)
 };
 
@@ -391,7 +393,7 @@ bool find_persistent(MPI_Request request, Persistent *out, const bool *set_activ
 int complete(const Persistent &p) {
     tucoll_request_t plan = p.plan;  // persistent: left inactive, never nulled
     const int rc = tucoll_wait(&plan);
-    return rc != MPI_SUCCESS || p.active ? finish("MPI_Alltoallv_init", p.comm, rc) : rc;
+    return rc != MPI_SUCCESS || p.active ? finish(p.name, p.comm, rc) : rc;
 }
 
 int complete_plan(MPI_Request request) {
@@ -438,6 +440,21 @@ int start_plan(MPI_Request request) {
     return MPI_SUCCESS;
 }
 
+// The program's handle for a plan made by tucoll (rc its init's result): an inactive persistent
+// send to MPI_PROC_NULL, paired with the plan.
+int pair_persistent(const char *name, MPI_Comm comm, int rc, tucoll_request_t plan, MPI_Request *request) {
+    if (rc != MPI_SUCCESS) return finish(name, comm, rc);
+    rc = PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, request);
+    if (rc != MPI_SUCCESS) {
+        tucoll_request_free(&plan);
+        return finish(name, comm, rc);
+    }
+    std::lock_guard<std::mutex> lock(persistent_mutex);
+    persistent_requests[*request] = Persistent{plan, comm, name, false};
+    persistent_count.fetch_add(1, std::memory_order_release);
+    return MPI_SUCCESS;
+}
+
 }  // namespace
 
 TUCOLL_EXPORT int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -449,20 +466,53 @@ TUCOLL_EXPORT int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[]
                                    comm, info, request);
     }
     *request = MPI_REQUEST_NULL;
-    Persistent p;
-    p.comm = comm;
-    int rc = tucoll_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                   comm, info, &p.plan);
-    if (rc != MPI_SUCCESS) return finish("MPI_Alltoallv_init", comm, rc);
-    rc = PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, request);
-    if (rc != MPI_SUCCESS) {
-        tucoll_request_free(&p.plan);
-        return finish("MPI_Alltoallv_init", comm, rc);
+    tucoll_request_t plan = TUCOLL_REQUEST_NULL;
+    const int rc = tucoll_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                         recvtype, comm, info, &plan);
+    return pair_persistent("MPI_Alltoallv_init", comm, rc, plan, request);
+}
+
+TUCOLL_EXPORT int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *request) {
+    if (pass_through(comm) || request == nullptr) {
+        if (disabled() && verbose()) announce_disabled();
+        return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
     }
-    std::lock_guard<std::mutex> lock(persistent_mutex);
-    persistent_requests[*request] = p;
-    persistent_count.fetch_add(1, std::memory_order_release);
-    return MPI_SUCCESS;
+    *request = MPI_REQUEST_NULL;
+    tucoll_request_t plan = TUCOLL_REQUEST_NULL;
+    const int rc =
+        tucoll_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, &plan);
+    return pair_persistent("MPI_Alltoall_init", comm, rc, plan, request);
+}
+
+TUCOLL_EXPORT int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request) {
+    if (pass_through(comm) || request == nullptr) {
+        if (disabled() && verbose()) announce_disabled();
+        return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    }
+    *request = MPI_REQUEST_NULL;
+    tucoll_request_t plan = TUCOLL_REQUEST_NULL;
+    const int rc =
+        tucoll_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, &plan);
+    return pair_persistent("MPI_Allgather_init", comm, rc, plan, request);
+}
+
+TUCOLL_EXPORT int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                      MPI_Info info, MPI_Request *request) {
+    if (pass_through(comm) || request == nullptr) {
+        if (disabled() && verbose()) announce_disabled();
+        return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
+                                    request);
+    }
+    *request = MPI_REQUEST_NULL;
+    tucoll_request_t plan = TUCOLL_REQUEST_NULL;
+    const int rc = tucoll_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                                          info, &plan);
+    return pair_persistent("MPI_Allgatherv_init", comm, rc, plan, request);
 }
 
 TUCOLL_EXPORT int MPI_Start(MPI_Request *request) {

@@ -38,8 +38,10 @@ for name in preload disabled linked clamped recorded progress; do
 done
 calls=(MPI_Alltoallv MPI_Alltoall MPI_Allgather MPI_Allgatherv MPI_Ialltoallv MPI_Ialltoall MPI_Iallgather
        MPI_Iallgatherv)
-# MPI_Alltoallv_init where the MPI is MPI-4 (the program checks it only there).
-grep -q "^MPI_Alltoallv_init on" "$tmp/plain.out" && calls+=(MPI_Alltoallv_init)
+# The persistent collectives where the MPI has them (the program checks them only there).
+for call in MPI_Alltoallv_init MPI_Alltoall_init MPI_Allgather_init MPI_Allgatherv_init; do
+    grep -q "^$call on" "$tmp/plain.out" && calls+=("$call")
+done
 for name in preload linked; do
     for call in "${calls[@]}"; do
         grep -q "^\[tucoll\] $call on MPI_COMM_WORLD (P=$np, led by world rank 0): " "$tmp/$name.err" ||
