@@ -196,7 +196,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     target.max_flows = args.max_flows or sim.MAX_CONCURRENT_FLOWS
     job = sweep.Sweep(Path(args.dataset), target, args.np, args.dist.split(";"),
                       sweep.parse_sizes(args.sizes), grid=args.grid, only=args.alg or [],
-                      sizes_per_run=args.sizes_per_run, retry_failed=args.retry_failed)
+                      sizes_per_run=args.sizes_per_run, specs_per_run=args.specs_per_run,
+                      retry_failed=args.retry_failed)
     added = sweep.run_sweep(job, make_console(), dry_run=args.dry_run)
     print(f"{args.dataset}: {added} rows added")
     return 0
@@ -521,6 +522,9 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument("--alg", action="append",
                     help="restrict to these algorithm names (their whole grid) or exact specs (repeatable)")
     sw.add_argument("--sizes-per-run", type=int, default=4, help="sizes per tucoll-bench job (default 4)")
+    sw.add_argument("--specs-per-run", type=int, default=0,
+                    help="simulation: specs per tucoll-bench job (default 0: all of a cell's in one); a simulated time "
+                         "does not depend on the rest of the job, so a stopped sweep keeps the jobs that finished")
     sw.add_argument("--max-flows", type=int,
                     help="simulation: leave out specs that keep more point-to-point flows in flight at once (default "
                          "300000, as tucoll sim; thousands of concurrent flows already make a simulation slow)")

@@ -214,6 +214,11 @@ class Sweep:
     grid: str = "paper"
     only: list[str] = field(default_factory=list)
     sizes_per_run: int = 4
+    # Simulation only: specs per job (0: all of them in one). A simulated time does not depend on
+    # what else ran in the job, so a cell's specs may run apart: a stopped sweep keeps what
+    # finished, and the costly all-at-once exchanges no longer hold the cheap specs back. On this
+    # machine every spec of a cell runs in one job, interleaved (their times must be comparable).
+    specs_per_run: int = 0
     retry_failed: bool = False
 
     def key(self, cell: Cell) -> tuple:
@@ -244,8 +249,11 @@ class Sweep:
         return [c for c in cells if self.key(c) not in done]
 
     def jobs(self, pending: list[Cell]) -> list[Job]:
-        """Pending cells grouped into bench runs: per (P, distribution), a few sizes at a time;
-        the largest P first (the longest to simulate)."""
+        """Pending cells grouped into bench runs: per (P, distribution), a few sizes at a time
+        (and, simulated, a few specs at a time: specs_per_run); the largest P first (the longest
+        to simulate)."""
+        if self.specs_per_run and self.target.platform is None:
+            raise ValueError("specs per run apply to simulations: on this machine a cell's specs run interleaved")
         groups: dict[tuple[int, str], list[Cell]] = {}
         for c in pending:
             groups.setdefault((c.nprocs, c.dist), []).append(c)
@@ -255,7 +263,8 @@ class Sweep:
             for i in range(0, len(sizes), self.sizes_per_run):
                 chunk = sizes[i:i + self.sizes_per_run]
                 specs = tuple(dict.fromkeys(c.spec for c in group if c.size in chunk))
-                jobs.append(Job(nprocs, dist, tuple(chunk), specs))
+                step = self.specs_per_run or len(specs)
+                jobs += [Job(nprocs, dist, tuple(chunk), specs[k:k + step]) for k in range(0, len(specs), step)]
         return sorted(jobs, key=lambda j: -j.nprocs)
 
     def record(self, outcome: Outcome) -> int:

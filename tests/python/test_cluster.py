@@ -28,14 +28,15 @@ def test_a_simulated_sweep_runs_on_the_schedulers_workers(tmp_path, dask_schedul
     dataset = tmp_path / "sweep.csv"
     specs = ["vendor", "tuna:radix=2"]
     swept = tucoll("sweep", dataset, "--platform", "polaris-like", "--np", "8,16", "--dist", "uniform", "--sizes",
-                   "16,1K", *[a for s in specs for a in ("--alg", s)], "--sizes-per-run", "1", "--build-dir", SIM_BUILD,
-                   "--scheduler", dask_scheduler)
+                   "16,1K", *[a for s in specs for a in ("--alg", s)], "--sizes-per-run", "1", "--specs-per-run", "1",
+                   "--build-dir", SIM_BUILD, "--scheduler", dask_scheduler)
     assert swept.returncode == 0, swept.stderr
     assert "8 rows added" in swept.stdout
     with Client(dask_scheduler) as client:  # the jobs ran there, not in the tool
         assert "run_job" in client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
     rows = pd.read_csv(dataset).set_index(["nprocs", "requested_size", "requested"])["median_us"]
-    # Each is what one simulation of the same job gives (the simulator is deterministic).
+    # Each, simulated alone, is what the simulation of both specs in one job gives: the simulator is
+    # deterministic and a spec's time does not depend on the rest of its job (--specs-per-run).
     alone = tucoll("sim", "--build-dir", SIM_BUILD, "--platform", "polaris-like", "--np", 16, "--", "alltoallv",
                    *[a for s in specs for a in ("--alg", s)], "--sizes", "1K", "--dist", "uniform", "--format", "csv")
     assert alone.returncode == 0, alone.stderr
@@ -136,3 +137,15 @@ def test_a_simulation_killed_from_outside_is_neither_split_nor_stored(tmp_path, 
     [(_, outcomes)] = list(run.outcomes([job]))
     assert "not stored" in outcomes[0].note and run.record(outcomes[0]) == 0
     assert not (tmp_path / "d.csv").exists()
+
+
+def test_specs_per_run_splits_simulated_cells_only(tmp_path):
+    from tucoll import sim, sweep
+
+    cells = [sweep.Cell(64, "uniform", size, spec) for size in (16, 1024) for spec in ("a", "b", "c")]
+    simulated = sweep.Target(build=None, platform=sim.Platform.load("polaris-like"))
+    split = sweep.Sweep(tmp_path / "d.csv", simulated, [64], ["uniform"], [16, 1024], sizes_per_run=2, specs_per_run=2)
+    assert [(j.sizes, j.specs) for j in split.jobs(cells)] == [((16, 1024), ("a", "b")), ((16, 1024), ("c",))]
+    here = sweep.Sweep(tmp_path / "d.csv", sweep.Target(build=None), [4], ["uniform"], [16], specs_per_run=2)
+    with pytest.raises(ValueError, match="interleaved"):
+        here.jobs(cells)
