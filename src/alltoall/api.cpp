@@ -143,7 +143,7 @@ int alltoall(Mode mode, const char *spec, const void *sendbuf, int sendcount, MP
     switch (mode) {
         case Mode::blocking: return run(spec, args);
         case Mode::nonblocking: return start_nonblocking(spec, args, request);
-        case Mode::persistent: return start_persistent(spec, args, request);
+        case Mode::persistent: return init_persistent(spec, args, request);
     }
     return MPI_ERR_INTERN;
 }

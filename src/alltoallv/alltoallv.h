@@ -123,7 +123,7 @@ int reduce_max_block(Context &ctx, int64_t mine, int64_t *m);
 int run(const char *spec, const TypedArgs &args);
 int start_nonblocking(const char *spec, const TypedArgs &args, tucoll_plan **request);
 // A persistent alltoallv, or alltoall when `args.alltoall` is set (collective; its starts are local).
-int start_persistent(const char *spec, const TypedArgs &args, tucoll_plan **request);
+int init_persistent(const char *spec, const TypedArgs &args, tucoll_plan **request);
 
 // One function per algorithm file, returning its registry entry.
 Algorithm vendor_algorithm();

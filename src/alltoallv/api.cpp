@@ -306,7 +306,6 @@ struct Alltoallv {
     }
 };
 
-
 // M, the largest block any rank sends, for an algorithm that uses it (TuNA's T): reduced once
 // when the plan is made, so that no start reduces it again.
 int plan_max_block(Context &ctx, const Algorithm &alg, const Selection &sel, const TypedArgs &a, const Prepared &prep,
@@ -453,7 +452,7 @@ int init(const char *spec, const TypedArgs &in, std::unique_ptr<Plan> *out) {
 
 }  // namespace
 
-int start_persistent(const char *spec, const TypedArgs &a, tucoll_plan **request) try {
+int init_persistent(const char *spec, const TypedArgs &a, tucoll_plan **request) try {
     const char *fn = a.alltoall != nullptr ? "tucoll_alltoall_init" : "tucoll_alltoallv_init";
     if (request == nullptr) return failf(MPI_ERR_ARG, "%s: request is NULL", fn);
     *request = TUCOLL_REQUEST_NULL;
@@ -473,7 +472,7 @@ extern "C" int tucoll_alltoallv_init_with(const char *spec, const void *sendbuf,
                                           MPI_Comm comm, MPI_Info, tucoll_request_t *request) {
     const tucoll::alltoallv::TypedArgs args{sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                             recvcounts, rdispls, recvtype, comm};
-    return tucoll::alltoallv::start_persistent(spec, args, request);
+    return tucoll::alltoallv::init_persistent(spec, args, request);
 }
 
 extern "C" int tucoll_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
