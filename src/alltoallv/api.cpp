@@ -11,6 +11,7 @@
 #include "core/datatype.h"
 #include "core/driver.h"
 #include "core/errors.h"
+#include "core/persistent.h"
 #include "core/validate.h"
 #include "ipc/backend.h"
 #include "tucoll.h"
@@ -324,13 +325,16 @@ int start_nonblocking(const char *spec, const TypedArgs &a, tucoll_plan **reques
     return drive_nonblocking<Alltoallv>(spec, a, request);
 }
 
+namespace {
+
 // A persistent alltoallv or alltoall (MPI-4 semantics: the same buffers and counts at every
 // start): its own copy of the count and displacement arrays (an alltoall's are the
 // communicator's, which its next call changes) and of derived datatypes, the algorithm chosen
 // once (auto's decision included) and M where that algorithm uses it, so that a start
-// communicates nothing but the exchange itself, and an operation of its own (traffic, scratch) on
-// which each start's schedule runs.
-struct Plan final : tucoll_plan {
+// communicates nothing but the exchange itself.
+struct Plan final : PersistentPlan {
+    using PersistentPlan::PersistentPlan;
+
     std::vector<int> scounts, sdispls, rcounts, rdispls;
     UniformArgs uniform{};  // an alltoall's own arguments (args.alltoall points here)
     TypedArgs args{};
@@ -343,66 +347,41 @@ struct Plan final : tucoll_plan {
     bool redecide = false;
     Selection meta;
     OwnedTypes types;  // its handles on derived datatypes, freed with the plan
-    Operation op;
 
-    explicit Plan(Context &ctx) : op(ctx, /*deferred=*/true) {}
-    ~Plan() override {
-        if (!orphaned) op.context().forget_request(this);
-    }
-    Operation &operation() override { return op; }
-    bool persistent() const override { return true; }
-    void completed() override {}
-    int start() override;
+  private:
+    const char *collective() const override { return Alltoallv::registry(args).collective(); }
+    Task schedule(Context &ctx, CallStats &stats) override;
 };
 
-namespace {
-
-// One start's schedule: the plan's algorithm, or auto asked again while it explores.
-Task run_plan(Context &ctx, Plan *plan, CallStats &stats) {
-    if (plan->redecide) {
+// One start's schedule: the plan's algorithm, or auto asked again while it explores. A free
+// function: a coroutine's frame comes from its Context (core/task.h), the first parameter.
+Task run_plan(Context &ctx, Plan &plan, CallStats &stats) {
+    if (plan.redecide) {
         Choice choice;
-        TUCOLL_CO_TRY(Alltoallv::decide(ctx, plan->meta, plan->args, plan->prep, &choice));
+        TUCOLL_CO_TRY(Alltoallv::decide(ctx, plan.meta, plan.args, plan.prep, &choice));
         if (choice.probe != nullptr) {
             stats.path = "persistent";
             stats.add_path(choice.path());
-            co_return co_await Alltoallv::execute_choice(ctx, choice, plan->args, plan->prep, stats);
+            co_return co_await Alltoallv::execute_choice(ctx, choice, plan.args, plan.prep, stats);
         }
         // Settled: from now on the plan runs the choice with nothing to decide.
-        plan->selection = choice.selected();
-        plan->known_max_block = choice.known_max_block;
-        plan->decided = choice.path();
-        plan->redecide = false;
+        plan.selection = choice.selected();
+        plan.known_max_block = choice.known_max_block;
+        plan.decided = choice.path();
+        plan.redecide = false;
     }
     // First: tucoll_stats_t's path is short, and auto's note long.
     stats.path = "persistent";
-    if (!plan->decided.empty()) stats.add_path(plan->decided);
-    co_return co_await Alltoallv::execute(ctx, plan->selection, plan->args, plan->prep, plan->known_max_block, stats);
+    if (!plan.decided.empty()) stats.add_path(plan.decided);
+    co_return co_await Alltoallv::execute(ctx, plan.selection, plan.args, plan.prep, plan.known_max_block, stats);
 }
 
-}  // namespace
+Task Plan::schedule(Context &ctx, CallStats &stats) { return run_plan(ctx, *this, stats); }
 
-// Local, as MPI_Start: the schedule posts its first round and returns; tucoll_test, tucoll_wait
-// and every other tucoll call on this rank advance it.
-int Plan::start() {
-    TUCOLL_TRY(prefix_error(engine::start_progress_thread_if_asked(), "tucoll_start"));
-    Context &ctx = op.context();
-    engine::progress();
-    EngineLock lock;  // the progress thread may be advancing other operations of this context
-    active = true;
-    launch_call(ctx, op, Alltoallv::registry(args).collective(),
-                [&](CallStats &stats) { return run_plan(ctx, this, stats); });
-    return MPI_SUCCESS;
-}
-
-namespace {
-
-int init(const char *spec, const TypedArgs &in, std::unique_ptr<Plan> *out) {
-    const char *fn = in.alltoall != nullptr ? "tucoll_alltoall_init" : "tucoll_alltoallv_init";
+int init(const char *fn, const char *spec, const TypedArgs &in, std::unique_ptr<Plan> *out) {
     Context *ctx = nullptr;
-    TUCOLL_TRY(prefix_error(Context::get(in.comm, &ctx), fn));
-    engine::complete_all(*ctx);  // the init is collective too
-    auto plan = std::make_unique<Plan>(*ctx);
-    TUCOLL_TRY(prefix_error(ctx->adopt_request(plan.get()), fn));
+    std::unique_ptr<Plan> plan;
+    TUCOLL_TRY(new_plan(fn, in.comm, &ctx, &plan));
     const int p = ctx->size();
     plan->args = in;
     if (in.alltoall != nullptr) {
@@ -416,15 +395,7 @@ int init(const char *spec, const TypedArgs &in, std::unique_ptr<Plan> *out) {
         plan->args.sdispls = copy_of(in.sdispls, p, plan->sdispls);
     }
     const Selection *selected = nullptr;
-    int rc = Alltoallv::check(*ctx, plan->args, &plan->prep);
-    if (rc == MPI_SUCCESS) rc = prefix_error(ctx->select(Alltoallv::entries(plan->args), spec, &selected), fn);
-    // Making a plan is collective: no rank may go on to start it when another's was rejected.
-    rc = agree_on_error(*ctx, rc, fn);
-    if (rc == MPI_SUCCESS && global_checks_enabled()) {
-        rc = agree_on_error(*ctx, prefix_error(Alltoallv::check_consistency(*ctx, plan->args, plan->prep), fn),
-                            fn);
-    }
-    if (rc != MPI_SUCCESS) return rc;
+    TUCOLL_TRY(checked_init<Alltoallv>(fn, *ctx, spec, plan->args, &plan->prep, &selected));
     // The caller may free derived datatypes after the init (MPI allows it).
     TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.recvtype), fn));
     if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.sendtype), fn));
@@ -457,7 +428,7 @@ int init_persistent(const char *spec, const TypedArgs &a, tucoll_plan **request)
     if (request == nullptr) return failf(MPI_ERR_ARG, "%s: request is NULL", fn);
     *request = TUCOLL_REQUEST_NULL;
     std::unique_ptr<Plan> plan;
-    TUCOLL_TRY(init(spec, a, &plan));
+    TUCOLL_TRY(init(fn, spec, a, &plan));
     *request = plan.release();
     return MPI_SUCCESS;
 } catch (...) {

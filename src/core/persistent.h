@@ -1,8 +1,8 @@
-// A persistent call of any collective on the common driver (core/driver.h): MPI-4's
-// MPI_Allgather_init and its kin. The init is collective (checks agreed on by every rank, the
-// algorithm selected once); each start is local and posts the schedule's first round, as a
-// nonblocking call does. Alltoallv has a plan of its own (alltoallv/api.cpp: auto's decision and
-// TuNA's M made once); a collective whose selection is the whole decision uses this one.
+// Persistent calls on the common driver (core/driver.h): MPI-4's MPI_Alltoallv_init and its kin.
+// The init is collective (checks agreed on by every rank, the algorithm selected once); each start is local and posts the schedule's first round, as a
+// nonblocking call does. PersistentPlan is what every plan shares; PersistentCall serves a
+// collective whose selection is the whole decision, and alltoallv's Plan (alltoallv/api.cpp) also
+// makes auto's decision and TuNA's M once.
 //
 // As MPI says of persistent collectives, the buffers and the count and displacement arrays given
 // to the init are the plan's until it is freed; what the call keeps beyond that (a scalar count,
@@ -16,25 +16,65 @@
 
 namespace tucoll {
 
-template <class C>
-struct PersistentCall final : tucoll_plan {
-    explicit PersistentCall(Context &ctx) : op(ctx, /*deferred=*/true) {}
-    ~PersistentCall() override {
-        if (!orphaned) op.context().forget_request(this);
+// What every persistent plan is: an operation of its own (traffic, scratch) that each start runs
+// one schedule on, known to its context until it is freed. Local, as MPI_Start: a start posts the
+// schedule's first round and returns; tucoll_test, tucoll_wait and every other tucoll call on this
+// rank advance it.
+struct PersistentPlan : tucoll_plan {
+    explicit PersistentPlan(Context &ctx) : op_(ctx, /*deferred=*/true) {}
+    ~PersistentPlan() override {
+        if (!orphaned) op_.context().forget_request(this);
     }
-    Operation &operation() override { return op; }
-    bool persistent() const override { return true; }
-    void completed() override {}
-    int start() override {
+    Operation &operation() final { return op_; }
+    bool persistent() const final { return true; }
+    void completed() final {}
+    int start() final {
         TUCOLL_TRY(prefix_error(engine::start_progress_thread_if_asked(), "tucoll_start"));
-        Context &ctx = op.context();
+        Context &ctx = op_.context();
         engine::progress();
         EngineLock lock;  // the progress thread may be advancing other operations of this context
         active = true;
-        launch_call(ctx, op, C::registry(call.args).collective(),
-                    [&](CallStats &stats) { return C::run(ctx, selection, call.args, call.prep, stats); });
+        launch_call(ctx, op_, collective(), [&](CallStats &stats) { return schedule(ctx, stats); });
         return MPI_SUCCESS;
     }
+
+  protected:
+    virtual const char *collective() const = 0;                  // the statistics' name
+    virtual Task schedule(Context &ctx, CallStats &stats) = 0;  // one start's (runs nothing yet)
+
+  private:
+    Operation op_;
+};
+
+// The first steps of every init: the communicator's context, what was started on it before
+// completed (the init is collective), and a plan the context knows of (orphaned if the
+// communicator is freed first).
+template <class P>
+int new_plan(const char *fn, MPI_Comm comm, Context **ctx, std::unique_ptr<P> *plan) {
+    TUCOLL_TRY(prefix_error(Context::get(comm, ctx), fn));
+    engine::complete_all(**ctx);
+    *plan = std::make_unique<P>(**ctx);
+    return prefix_error((*ctx)->adopt_request(plan->get()), fn);
+}
+
+// An init's checks and selection, agreed on by every rank: no rank goes on to start a plan that
+// another's arguments made fail.
+template <class C>
+int checked_init(const char *fn, Context &ctx, const char *spec, const typename C::Args &args,
+                 typename C::Prepared *prep, const Selection **selection) {
+    int rc = C::check(ctx, args, prep);
+    if (rc == MPI_SUCCESS) rc = prefix_error(ctx.select(C::registry(args), spec, selection), fn);
+    rc = agree_on_error(ctx, rc, fn);
+    if (rc == MPI_SUCCESS && global_checks_enabled()) {
+        rc = agree_on_error(ctx, prefix_error(C::check_consistency(ctx, args, *prep), fn), fn);
+    }
+    return rc;
+}
+
+// A persistent call whose selection is the whole decision.
+template <class C>
+struct PersistentCall final : PersistentPlan {
+    using PersistentPlan::PersistentPlan;
     // What keep() stores for the call and its handles on derived datatypes, as Pending has.
     Workspaces &storage() { return storage_; }
     OwnedTypes &types() { return types_; }
@@ -43,9 +83,13 @@ struct PersistentCall final : tucoll_plan {
     Selection selection;
 
   private:
+    const char *collective() const override { return C::registry(call.args).collective(); }
+    Task schedule(Context &ctx, CallStats &stats) override {
+        return C::run(ctx, selection, call.args, call.prep, stats);
+    }
+
     Workspaces storage_;
     OwnedTypes types_;
-    Operation op;
 };
 
 // `fn` names the init in errors ("tucoll_allgather_init"). A rejected argument on any rank fails
@@ -55,18 +99,10 @@ int drive_persistent(const char *fn, const char *spec, const typename C::Args &a
     if (request == nullptr) return failf(MPI_ERR_ARG, "%s: request is NULL", fn);
     *request = nullptr;
     Context *ctx = nullptr;
-    TUCOLL_TRY(prefix_error(Context::get(C::comm(args), &ctx), fn));
-    engine::complete_all(*ctx);  // the init is collective: what was started before completes first
-    auto plan = std::make_unique<PersistentCall<C>>(*ctx);
-    TUCOLL_TRY(prefix_error(ctx->adopt_request(plan.get()), fn));
+    std::unique_ptr<PersistentCall<C>> plan;
+    TUCOLL_TRY(new_plan(fn, C::comm(args), &ctx, &plan));
     const Selection *selection = nullptr;
-    int rc = C::check(*ctx, args, &plan->call.prep);
-    if (rc == MPI_SUCCESS) rc = prefix_error(ctx->select(C::registry(args), spec, &selection), fn);
-    rc = agree_on_error(*ctx, rc, fn);
-    if (rc == MPI_SUCCESS && global_checks_enabled()) {
-        rc = agree_on_error(*ctx, prefix_error(C::check_consistency(*ctx, args, plan->call.prep), fn), fn);
-    }
-    if (rc != MPI_SUCCESS) return rc;
+    TUCOLL_TRY(checked_init<C>(fn, *ctx, spec, args, &plan->call.prep, &selection));
     plan->selection = *selection;
     plan->call.args = args;
     TUCOLL_TRY(prefix_error(C::keep(*ctx, &plan->call.args, *plan), fn));
