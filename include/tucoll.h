@@ -67,8 +67,8 @@ TUCOLL_API int tucoll_start(tucoll_request_t *request);
 TUCOLL_API int tucoll_test(tucoll_request_t *request, int *flag);
 TUCOLL_API int tucoll_wait(tucoll_request_t *request);
 /* Frees an inactive persistent request (an active one is refused: wait for it first) and sets
-   *request = TUCOLL_REQUEST_NULL. Free persistent requests before their communicator: a start
-   after it fails with MPI_ERR_COMM. */
+   *request = TUCOLL_REQUEST_NULL. As MPI's, a plan keeps its communicator: it may be started
+   after MPI_Comm_free, and the last plan's free releases what tucoll kept of the communicator. */
 TUCOLL_API int tucoll_request_free(tucoll_request_t *request);
 
 /* MPI_Ialltoallv: the arguments of tucoll_alltoallv, which must stay untouched until the

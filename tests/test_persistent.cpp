@@ -231,6 +231,47 @@ TEST(Persistent, MisuseIsAnErrorNotAHang) {
     EXPECT_EQ(tucoll_request_free(nullptr), MPI_ERR_ARG);
 }
 
+// MPI_Comm_free marks a communicator for deallocation: its persistent requests keep it, and
+// go on starting, until they are freed. A nonblocking call outstanding at the free completes
+// there, and its wait still reports it.
+TEST(Persistent, PlansOutliveTheirCommunicator) {
+    const int p = world_size(), me = world_rank();
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    std::vector<int> counts(p, 2), displs(p), send(2 * p), recv(2 * p, -1), want(2 * p);
+    for (int j = 0; j < p; ++j) displs[j] = 2 * j;
+    std::vector<int> mine(3), gathered(3 * p, -1), gathered_want(3 * p);
+    std::vector<int> isend(p, me), irecv(p, -1), irecv_want(p);
+    for (int j = 0; j < p; ++j) irecv_want[j] = j;
+    tucoll_request_t a2a = TUCOLL_REQUEST_NULL, gather = TUCOLL_REQUEST_NULL, call = TUCOLL_REQUEST_NULL;
+    ASSERT_TRUE(all_ranks(tucoll_alltoallv_init_with("tuna:radix=2", send.data(), counts.data(), displs.data(),
+                                                     MPI_INT, recv.data(), counts.data(), displs.data(), MPI_INT,
+                                                     comm, MPI_INFO_NULL, &a2a) == MPI_SUCCESS));
+    ASSERT_TRUE(all_ranks(tucoll_allgather_init_with("ring", mine.data(), 3, MPI_INT, gathered.data(), 3, MPI_INT,
+                                                     comm, MPI_INFO_NULL, &gather) == MPI_SUCCESS));
+    ASSERT_EQ(tucoll_ialltoall_with("pairwise", isend.data(), 1, MPI_INT, irecv.data(), 1, MPI_INT, comm, &call),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Comm_free(&comm), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_wait(&call), MPI_SUCCESS);
+    EXPECT_TRUE(all_ranks(irecv == irecv_want));
+    for (int s = 0; s < 3; ++s) {
+        for (int k = 0; k < 2 * p; ++k) send[k] = me * 1000 + k + 7 * s;
+        for (int k = 0; k < 3; ++k) mine[k] = me * 100 + k + s;
+        MPI_Alltoallv(send.data(), counts.data(), displs.data(), MPI_INT, want.data(), counts.data(), displs.data(),
+                      MPI_INT, MPI_COMM_WORLD);
+        MPI_Allgather(mine.data(), 3, MPI_INT, gathered_want.data(), 3, MPI_INT, MPI_COMM_WORLD);
+        tucoll_request_t both[2] = {a2a, gather};
+        for (tucoll_request_t &r : both) EXPECT_EQ(tucoll_start(&r), MPI_SUCCESS);
+        for (tucoll_request_t &r : both) EXPECT_EQ(tucoll_wait(&r), MPI_SUCCESS);
+        EXPECT_TRUE(all_ranks(recv == want && gathered == gathered_want)) << "start " << s;
+    }
+    // The last free ends the context (its private communicators freed, locally); ranks free in
+    // different orders.
+    if (me % 2 == 0) std::swap(a2a, gather);
+    EXPECT_EQ(tucoll_request_free(&a2a), MPI_SUCCESS);
+    EXPECT_EQ(tucoll_request_free(&gather), MPI_SUCCESS);
+}
+
 TEST(Persistent, AnArgumentRejectedOnOneRankFailsTheInitEverywhere) {
     TypedExchange x;
     TUCOLL_ASSERT_SETUP(build_exchange("uniform", "char", 8, 11, &x));

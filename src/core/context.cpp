@@ -105,7 +105,7 @@ int delete_context(MPI_Comm, int, void *attr, void *) {
         std::lock_guard<std::mutex> lock(registry_mutex);
         live_contexts.erase(ctx->created_);
     }
-    delete ctx;
+    if (ctx->retire()) delete ctx;
     return MPI_SUCCESS;
 }
 
@@ -132,22 +132,40 @@ char *ScratchBuffer::get(size_t bytes) {
     return data_;
 }
 
-Context::~Context() {
-    // The communicator is being freed (collectively): what was started on it completes first,
-    // and the requests still held (not yet waited for, or persistent) stop referring to it.
+bool Context::retire() {
+    // What was started on the communicator completes first; nonblocking calls the program still
+    // holds stop referring to the context (their wait finds them complete).
     quiesce();
-    for (tucoll_plan *request : live_requests_) request->orphaned = true;
-    live_requests_.clear();
-    release_scratch();
-    // The recording agrees on its last calls (collective, as the context's end is) and writes
-    // its manifest.
+    std::vector<tucoll_plan *> plans;
+    for (tucoll_plan *request : live_requests_) {
+        if (request->persistent()) {
+            plans.push_back(request);
+        } else {
+            request->orphaned = true;
+        }
+    }
+    live_requests_.swap(plans);
+    // The recording agrees on its last calls (collective) and writes its manifest. The window
+    // goes now too: MPI_Win_free is collective, and the last plan's free, where the context
+    // may end, is local. (No persistent collective uses the window.)
     recorder_.reset();
     int finalized = 0;
     MPI_Finalized(&finalized);
+    if (!finalized) release_window();
+    user_ = MPI_COMM_NULL;
+    retired_ = true;
+    return live_requests_.empty();
+}
+
+Context::~Context() {
+    retire();  // once more where a failed creation or the last plan's free ends the context
+    release_scratch();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
     if (finalized) return;
-    // The context dies in a collective (MPI_Comm_free or MPI_Finalize), so freeing the window —
-    // itself collective — happens on every rank alike.
-    release_window();
+    // The private communicators are freed at the user's MPI_Comm_free, or at the free of the
+    // last plan that outlived it: both MPIs the project supports free a communicator locally,
+    // as they do when their own persistent requests end a freed communicator's life.
     if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
@@ -404,6 +422,7 @@ void Context::forget_request(tucoll_plan *request) {
     // The most recent is the likeliest: requests are mostly completed in the order they start.
     auto it = std::find(live_requests_.rbegin(), live_requests_.rend(), request);
     if (it != live_requests_.rend()) live_requests_.erase(std::next(it).base());
+    if (retired_ && live_requests_.empty()) delete this;  // the last plan that outlived the communicator
 }
 
 }  // namespace tucoll

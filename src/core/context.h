@@ -109,7 +109,9 @@ class Context {
     Pending *acquire_pending();
     void release_pending(Pending *call);
     // The requests the program holds on this communicator (nonblocking calls not yet completed,
-    // persistent plans): orphaned when the communicator is freed before them.
+    // persistent plans). A nonblocking call still held when the communicator is freed has
+    // completed (the free completes it) and is orphaned; a persistent plan keeps the context
+    // alive, as MPI's persistent requests keep their communicator: it ends with the last one.
     int adopt_request(tucoll_plan *request);
     void forget_request(tucoll_plan *request);
 
@@ -172,6 +174,9 @@ class Context {
     int compute_topology(int requested_ppn, Topology::Source source);
     int topology_from_node_ids(int my_node_id, int requested_ppn, Topology::Source source);
     void release_window();  // collective: MPI_Win_free
+    // The program's communicator is being freed (collectively): what is collective in the
+    // context's end happens now. True when nothing holds the context any more.
+    bool retire();
     void publish_copy(const CallStats &stats);
 
     struct CachedSelection {
@@ -203,6 +208,7 @@ class Context {
     Workspaces state_;
     record::RecorderPtr recorder_;
     uint64_t created_ = 0;  // creation order, for releasing contexts alike on every rank
+    bool retired_ = false;  // the program's communicator is freed; persistent plans hold it
 
     friend class ActiveOperation;
     friend int delete_context(MPI_Comm, int, void *, void *);

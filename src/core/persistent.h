@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "core/driver.h"
 #include "core/request.h"
@@ -17,24 +18,27 @@
 namespace tucoll {
 
 // What every persistent plan is: an operation of its own (traffic, scratch) that each start runs
-// one schedule on, known to its context until it is freed. Local, as MPI_Start: a start posts the
+// one schedule on, known to its context until it is freed (the context outlives the program's
+// communicator while a plan holds it: core/context.h). Local, as MPI_Start: a start posts the
 // schedule's first round and returns; tucoll_test, tucoll_wait and every other tucoll call on this
 // rank advance it.
 struct PersistentPlan : tucoll_plan {
-    explicit PersistentPlan(Context &ctx) : op_(ctx, /*deferred=*/true) {}
+    explicit PersistentPlan(Context &ctx) { op_.emplace(ctx, /*deferred=*/true); }
     ~PersistentPlan() override {
-        if (!orphaned) op_.context().forget_request(this);
+        Context &ctx = op_->context();
+        op_.reset();  // first: the context may end with its last plan
+        ctx.forget_request(this);
     }
-    Operation &operation() final { return op_; }
+    Operation &operation() final { return *op_; }
     bool persistent() const final { return true; }
     void completed() final {}
     int start() final {
         TUCOLL_TRY(prefix_error(engine::start_progress_thread_if_asked(), "tucoll_start"));
-        Context &ctx = op_.context();
+        Context &ctx = op_->context();
         engine::progress();
         EngineLock lock;  // the progress thread may be advancing other operations of this context
         active = true;
-        launch_call(ctx, op_, collective(), [&](CallStats &stats) { return schedule(ctx, stats); });
+        launch_call(ctx, *op_, collective(), [&](CallStats &stats) { return schedule(ctx, stats); });
         return MPI_SUCCESS;
     }
 
@@ -43,12 +47,11 @@ struct PersistentPlan : tucoll_plan {
     virtual Task schedule(Context &ctx, CallStats &stats) = 0;  // one start's (runs nothing yet)
 
   private:
-    Operation op_;
+    std::optional<Operation> op_;
 };
 
 // The first steps of every init: the communicator's context, what was started on it before
-// completed (the init is collective), and a plan the context knows of (orphaned if the
-// communicator is freed first).
+// completed (the init is collective), and a plan the context knows of (and lives as long as).
 template <class P>
 int new_plan(const char *fn, MPI_Comm comm, Context **ctx, std::unique_ptr<P> *plan) {
     TUCOLL_TRY(prefix_error(Context::get(comm, ctx), fn));

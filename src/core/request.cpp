@@ -51,10 +51,6 @@ extern "C" int tucoll_start(tucoll_request_t *request) {
     tucoll_plan *req = *request;
     if (req == TUCOLL_REQUEST_NULL) return fail(MPI_ERR_REQUEST, "tucoll_start: the request is TUCOLL_REQUEST_NULL");
     if (req->active) return fail(MPI_ERR_REQUEST, "tucoll_start: the request is already active (wait for it first)");
-    if (req->orphaned) {
-        return fail(MPI_ERR_COMM, "tucoll_start: the request's communicator has been freed "
-                                  "(free persistent requests before their communicator)");
-    }
     return req->start();
 }
 

@@ -26,9 +26,9 @@ struct tucoll_plan {
     virtual void completed() = 0;
 
     bool active = false;
-    // Its communicator was freed while it lived (what was outstanding completed first, as
-    // MPI_Comm_free lets it): a nonblocking call is freed by the wait or test that reports it, a
-    // persistent one can no longer start. Its operation must not reach the context again.
+    // A nonblocking call's communicator was freed while it was held (the free completed it, as
+    // MPI_Comm_free lets it): the wait or test that reports it frees it, and its operation must not
+    // reach the context again. (A persistent plan keeps its context: core/context.h.)
     bool orphaned = false;
 };
 
