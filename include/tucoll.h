@@ -237,6 +237,11 @@ typedef struct tucoll_stats {
  * Returns MPI_ERR_OTHER when no tucoll call has run on `comm` yet. */
 TUCOLL_API int tucoll_get_stats(MPI_Comm comm, tucoll_stats_t *stats);
 
+/* Under TUCOLL_VERBOSE=1, rank 0 of each communicator logs to stderr what ran, once per collective
+ * and algorithm: "[tucoll] alltoallv on NAME (P=..): SPEC (PATH)". On by default; the interposer
+ * turns it off (0) and logs each MPI call under its own name instead. */
+TUCOLL_API void tucoll_set_choice_log(int on);
+
 /* ---- Registry introspection ------------------------------------------------------------------ */
 /* These need no MPI_Init: tools (tucoll sweep, sim, tune) ask the library through them. */
 

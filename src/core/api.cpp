@@ -56,6 +56,8 @@ nlohmann::ordered_json registry_as_json() {
 
 extern "C" const char *tucoll_error_string(int errcode) { return tucoll::error_string(errcode); }
 
+extern "C" void tucoll_set_choice_log(int on) { tucoll::set_choice_log(on != 0); }
+
 extern "C" int tucoll_get_stats(MPI_Comm comm, tucoll_stats_t *out) {
     if (out == nullptr) return tucoll::fail(MPI_ERR_ARG, "tucoll_get_stats: stats is NULL");
     tucoll::Context *ctx = tucoll::Context::peek(comm);

@@ -260,6 +260,7 @@ int Context::init(MPI_Comm user) {
     TUCOLL_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
     TUCOLL_MPI(MPI_Comm_rank(comm_, &rank_));
     TUCOLL_MPI(MPI_Comm_size(comm_, &size_));
+    log_choices_ = rank_ == 0 && verbose();
     int ppn = 0;
     int rc = env_ppn(&ppn);
     // Every rank takes part in the topology exchange even when its TUCOLL_PPN is malformed, so
@@ -371,6 +372,16 @@ CallStats &Context::begin_call(const char *collective) {
 }
 
 FramePool &frame_pool(Context &ctx) { return ctx.frames(); }
+
+void Context::log_choice(const CallStats &stats) {
+    // The interposer logs each MPI call under its own name instead (tucoll_set_choice_log).
+    if (!choice_log_enabled() || !logged_.insert(stats.collective + " " + stats.algorithm).second) return;
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int length = 0;
+    if (user_ != MPI_COMM_NULL) MPI_Comm_get_name(user_, name, &length);
+    log_line(stats.collective + " on " + (length > 0 ? name : "a communicator") + " (P=" + std::to_string(size_) +
+             "): " + stats.algorithm + " (" + stats.path + ")");
+}
 
 void Context::publish_copy(const CallStats &stats) {
     completed_stats_ = stats;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,7 @@ class Context {
         } else {
             publish_copy(stats);
         }
+        if (log_choices_) log_choice(stats);
     }
 
     // The recording of this communicator's calls (TUCOLL_RECORD), made on its first recorded call.
@@ -178,6 +180,8 @@ class Context {
     // context's end happens now. True when nothing holds the context any more.
     bool retire();
     void publish_copy(const CallStats &stats);
+    // TUCOLL_VERBOSE: what ran, said by rank 0 once per collective and algorithm.
+    void log_choice(const CallStats &stats);
 
     struct CachedSelection {
         const RegistryBase *registry;
@@ -209,6 +213,8 @@ class Context {
     record::RecorderPtr recorder_;
     uint64_t created_ = 0;  // creation order, for releasing contexts alike on every rank
     bool retired_ = false;  // the program's communicator is freed; persistent plans hold it
+    bool log_choices_ = false;        // rank 0 under TUCOLL_VERBOSE
+    std::set<std::string> logged_;   // "alltoallv tuna:radix=2": what it has said
 
     friend class ActiveOperation;
     friend int delete_context(MPI_Comm, int, void *, void *);

@@ -1,5 +1,6 @@
 #include "core/errors.h"
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -76,6 +77,13 @@ bool verbose() {
     }();
     return value;
 }
+
+namespace {
+std::atomic<bool> choice_log{true};
+}  // namespace
+
+bool choice_log_enabled() { return choice_log.load(std::memory_order_relaxed); }
+void set_choice_log(bool on) { choice_log.store(on, std::memory_order_relaxed); }
 
 void log_line(const std::string &message) {
     std::fprintf(stderr, "[tucoll] %s\n", message.c_str());

@@ -35,6 +35,9 @@ const char *error_string(int code);
 
 // TUCOLL_VERBOSE set (and not "0"): the library and the interposer log what they decide.
 bool verbose();
+// Whether contexts log what ran under TUCOLL_VERBOSE (tucoll_set_choice_log).
+bool choice_log_enabled();
+void set_choice_log(bool on);
 // Writes "[tucoll] <message>" to stderr (one line, flushed) — callers decide which rank logs.
 void log_line(const std::string &message);
 

@@ -46,6 +46,10 @@ bool verbose() {
     return value;
 }
 
+// The library logs what ran under its own collective names; this interposer logs each MPI call
+// under the call's name instead (log_choice), so the library's log is off from the start.
+[[maybe_unused]] const bool library_log_off = (tucoll_set_choice_log(0), true);
+
 // Communicators tucoll does not serve: intercommunicators (and whatever MPI itself rejects).
 bool pass_through(MPI_Comm comm) {
     if (disabled() || comm == MPI_COMM_NULL) return true;
