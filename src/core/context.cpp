@@ -1,18 +1,18 @@
+// The context's life (made on a communicator's first tucoll call, retired with it, ended at
+// MPI_Finalize in creation order), its selection cache, statistics and requests. Its topology,
+// window and scratch buffers have rooms of their own (context_topology.cpp, context_window.cpp,
+// scratch.cpp).
 #include "core/context.h"
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
 #include <string>
 
 #include "core/errors.h"
-#include "core/platform.h"
-#include "core/spec.h"
 
 namespace tucoll {
 
@@ -67,36 +67,6 @@ int ensure_keyvals() {
     return MPI_SUCCESS;
 }
 
-// MPICH 4.0 with ch4:ucx and UCX 1.13 or newer (Debian 12 pairs 4.0.2 with 1.13.1) sets the base
-// of a window from MPI_Win_allocate wrongly, so puts land at the wrong place when ranks put into
-// each other at once (fixed by pmodels/mpich#6140, merged for 4.1; NWChem works around it the same
-// way, with MPI_Win_create). A two-rank program of one MPI_Put each way shows it there, and passes
-// with MPI_Win_create and with MPICH 5.0.2. Every MPICH 4.0.x gets the workaround.
-bool win_allocate_misplaces_puts() {
-    static const bool affected = [] {
-        char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-        int length = 0;
-        if (MPI_Get_library_version(text, &length) != MPI_SUCCESS) return false;
-        int major = 0, minor = 0;
-        if (std::sscanf(text, "MPICH Version: %d.%d", &major, &minor) < 2) return false;
-        return major == 4 && minor == 0;
-    }();
-    return affected;
-}
-
-// TUCOLL_PPN: ranks per node to pretend, 0 when unset.
-int env_ppn(int *out) {
-    const char *text = std::getenv("TUCOLL_PPN");
-    *out = 0;
-    if (text == nullptr || *text == '\0') return MPI_SUCCESS;
-    long value = 0;
-    if (!parse_value(text, &value) || value <= 0 || value > (1L << 30)) {
-        return failf(MPI_ERR_ARG, "TUCOLL_PPN=%s is not a positive integer", text);
-    }
-    *out = static_cast<int>(value);
-    return MPI_SUCCESS;
-}
-
 }  // namespace
 
 int delete_context(MPI_Comm, int, void *attr, void *) {
@@ -107,29 +77,6 @@ int delete_context(MPI_Comm, int, void *attr, void *) {
     }
     if (ctx->retire()) delete ctx;
     return MPI_SUCCESS;
-}
-
-namespace {
-std::atomic<uint64_t> scratch_allocations{0};
-std::atomic<int> failing_allocations{0};
-}  // namespace
-
-uint64_t ScratchBuffer::allocations() { return scratch_allocations.load(); }
-void ScratchBuffer::fail_next_allocations(int count) { failing_allocations = count; }
-
-ScratchBuffer::~ScratchBuffer() { platform::release(data_); }
-
-char *ScratchBuffer::get(size_t bytes) {
-    if (bytes <= capacity_ && data_ != nullptr) return data_;
-    platform::release(data_);
-    data_ = nullptr;
-    capacity_ = 0;
-    if (failing_allocations > 0 && failing_allocations-- > 0) return nullptr;
-    ++scratch_allocations;
-    const size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
-    data_ = static_cast<char *>(platform::allocate(rounded));
-    if (data_ != nullptr) capacity_ = rounded;
-    return data_;
 }
 
 bool Context::retire() {
@@ -168,49 +115,6 @@ Context::~Context() {
     // as they do when their own persistent requests end a freed communicator's life.
     if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-}
-
-void Context::release_window() {
-    if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
-    if (window_memory_ != nullptr) MPI_Free_mem(window_memory_);
-    window_memory_ = nullptr;
-    window_base_ = nullptr;
-    window_bytes_ = 0;
-}
-
-int Context::node_comm(MPI_Comm *out) {
-    if (node_comm_ == MPI_COMM_NULL) {
-        quiesce();
-        TUCOLL_MPI(MPI_Comm_split(comm_, topo_.node, topo_.local_rank, &node_comm_));
-        TUCOLL_MPI(MPI_Comm_set_errhandler(node_comm_, MPI_ERRORS_RETURN));
-    }
-    *out = node_comm_;
-    return MPI_SUCCESS;
-}
-
-int Context::window(size_t bytes, MPI_Win *win, char **base) {
-    if (window_ == MPI_WIN_NULL || window_bytes_ < bytes) {
-        quiesce();
-        release_window();
-        const size_t size = std::max<size_t>(bytes, 1);
-        if (win_allocate_misplaces_puts()) {
-            TUCOLL_MPI(MPI_Alloc_mem(static_cast<MPI_Aint>(size), MPI_INFO_NULL, &window_memory_));
-            window_base_ = static_cast<char *>(window_memory_);
-            const int rc = MPI_Win_create(window_base_, static_cast<MPI_Aint>(size), 1, MPI_INFO_NULL, comm_, &window_);
-            if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Win_create");
-        } else {
-            // MPI allocates the memory so that it can use shared memory (Open MPI's osc/sm, which
-            // serves MPI_Win_allocate on one node but not MPI_Win_create) or registered buffers.
-            TUCOLL_MPI(MPI_Win_allocate(static_cast<MPI_Aint>(size), 1, MPI_INFO_NULL, comm_, &window_base_, &window_));
-        }
-        TUCOLL_MPI(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN));
-        // Zeroed before its first fence: users of the window (rma's arrival flags) rely on it.
-        std::memset(window_base_, 0, size);
-        window_bytes_ = size;
-    }
-    *win = window_;
-    *base = window_base_;
-    return MPI_SUCCESS;
 }
 
 Context *Context::peek(MPI_Comm comm) {
@@ -261,89 +165,7 @@ int Context::init(MPI_Comm user) {
     TUCOLL_MPI(MPI_Comm_rank(comm_, &rank_));
     TUCOLL_MPI(MPI_Comm_size(comm_, &size_));
     log_choices_ = rank_ == 0 && verbose();
-    int ppn = 0;
-    int rc = env_ppn(&ppn);
-    // Every rank takes part in the topology exchange even when its TUCOLL_PPN is malformed, so
-    // that no rank is left waiting; the error is reported afterwards.
-    int rc2 = compute_topology(rc == MPI_SUCCESS ? ppn : 0, ppn > 0 ? Topology::kEnv : Topology::kSplitType);
-    return rc != MPI_SUCCESS ? rc : rc2;
-}
-
-int Context::set_ppn(int ppn) {
-    quiesce();  // outstanding schedules were planned on the old topology
-    int bounds[2] = {ppn, -ppn};
-    TUCOLL_MPI(MPI_Allreduce(MPI_IN_PLACE, bounds, 2, MPI_INT, MPI_MAX, comm_));
-    if (bounds[0] != -bounds[1]) {
-        return failf(MPI_ERR_ARG, "tucoll_comm_set_ppn: ranks passed different values (%d .. %d)",
-                     -bounds[1], bounds[0]);
-    }
-    if (ppn < 0) return failf(MPI_ERR_ARG, "tucoll_comm_set_ppn: ppn=%d is negative", ppn);
-    if (ppn > 0) return compute_topology(ppn, Topology::kApi);
-    int env = 0;
-    TUCOLL_TRY(env_ppn(&env));
-    return compute_topology(env, env > 0 ? Topology::kEnv : Topology::kSplitType);
-}
-
-int Context::set_node(int node_id) {
-    if (node_id < 0) return failf(MPI_ERR_ARG, "tucoll_comm_set_node: node id %d is negative", node_id);
-    quiesce();
-    return topology_from_node_ids(node_id, 0, Topology::kNodeIds);
-}
-
-int Context::compute_topology(int requested_ppn, Topology::Source source) {
-    if (requested_ppn > 0) return topology_from_node_ids(rank_ / requested_ppn, requested_ppn, source);
-    // A node is named by its lowest rank; topology_from_node_ids numbers nodes from there.
-    MPI_Comm node_comm = MPI_COMM_NULL;
-    TUCOLL_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm));
-    int lowest = rank_;
-    const int rc = MPI_Allreduce(&rank_, &lowest, 1, MPI_INT, MPI_MIN, node_comm);
-    MPI_Comm_free(&node_comm);
-    if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Allreduce");
-    return topology_from_node_ids(lowest, 0, source);
-}
-
-int Context::topology_from_node_ids(int my_node_id, int requested_ppn, Topology::Source source) {
-    // Each rank contributes (node id, its requested ppn) so that a TUCOLL_PPN set differently on
-    // different ranks is caught before it can make ranks disagree about the schedule. PMPI: under
-    // the interposer (libtucoll_preload) MPI_Allgather would come back into tucoll.
-    int mine[2] = {my_node_id, requested_ppn};
-    std::vector<int> all(2 * static_cast<size_t>(size_));
-    TUCOLL_MPI(PMPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm_));
-    for (int r = 0; r < size_; ++r) {
-        if (all[2 * r + 1] != requested_ppn) {
-            return failf(MPI_ERR_ARG, "ranks per node differ between ranks (%d on rank %d, %d on rank %d); "
-                         "set TUCOLL_PPN identically everywhere", requested_ppn, rank_, all[2 * r + 1], r);
-        }
-    }
-    Topology t;
-    t.source = source;
-    t.node_of.resize(size_);
-    t.local_rank_of.resize(size_);
-    // Nodes are numbered in the order of their lowest rank, whatever ids the ranks gave.
-    std::map<int, int> index_of_id;
-    std::vector<int> node_sizes;
-    for (int r = 0; r < size_; ++r) {
-        auto [it, added] = index_of_id.emplace(all[2 * r], static_cast<int>(node_sizes.size()));
-        if (added) node_sizes.push_back(0);
-        t.node_of[r] = it->second;
-        t.local_rank_of[r] = node_sizes[it->second]++;
-    }
-    t.num_nodes = static_cast<int>(node_sizes.size());
-    t.node = t.node_of[rank_];
-    t.local_rank = t.local_rank_of[rank_];
-    t.local_size = node_sizes[t.node];
-    t.max_local_size = *std::max_element(node_sizes.begin(), node_sizes.end());
-    const bool equal = std::all_of(node_sizes.begin(), node_sizes.end(), [&](int n) { return n == node_sizes[0]; });
-    t.ppn = equal ? node_sizes[0] : 0;
-    t.regular = equal;
-    for (int r = 0; r < size_ && t.regular; ++r) t.regular = (t.node_of[r] == r / t.ppn);
-    t.node_first.assign(t.num_nodes + 1, 0);
-    for (int n = 0; n < t.num_nodes; ++n) t.node_first[n + 1] = t.node_first[n] + node_sizes[n];
-    t.node_ranks.resize(size_);
-    for (int r = 0; r < size_; ++r) t.node_ranks[t.node_first[t.node_of[r]] + t.local_rank_of[r]] = r;
-    topo_ = std::move(t);
-    if (node_comm_ != MPI_COMM_NULL) TUCOLL_MPI(MPI_Comm_free(&node_comm_));  // nodes changed
-    return MPI_SUCCESS;
+    return init_topology();
 }
 
 int Context::select(const RegistryBase &registry, const char *explicit_spec, const Selection **out) {

@@ -173,6 +173,7 @@ class Context {
   private:
     Context() = default;
     int init(MPI_Comm user);
+    int init_topology();  // TUCOLL_PPN, else detected (context_topology.cpp)
     int compute_topology(int requested_ppn, Topology::Source source);
     int topology_from_node_ids(int my_node_id, int requested_ppn, Topology::Source source);
     void release_window();  // collective: MPI_Win_free
