@@ -297,10 +297,6 @@ int advance_started(int count, MPI_Request requests[], bool block, bool release_
     return first_error;
 }
 
-int advance_started(int count, const MPI_Request requests[]) {  // status queries: nothing freed
-    return advance_started(count, const_cast<MPI_Request *>(requests), false, false);
-}
-
 }  // namespace
 
 TUCOLL_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -398,12 +394,6 @@ int complete(const Persistent &p) {
     tucoll_request_t plan = p.plan;  // persistent: left inactive, never nulled
     const int rc = tucoll_wait(&plan);
     return rc != MPI_SUCCESS || p.active ? finish(p.name, p.comm, rc) : rc;
-}
-
-int complete_plan(MPI_Request request) {
-    Persistent p;
-    const bool inactive = false;
-    return find_persistent(request, &p, &inactive) ? complete(p) : MPI_SUCCESS;
 }
 
 // The plans among `requests`, completed in array order; one lock for the lookup, so that
@@ -539,11 +529,26 @@ TUCOLL_EXPORT int MPI_Startall(int count, MPI_Request requests[]) {
 #else
 namespace {
 // Without MPI-4 there are no persistent plans to complete.
-int complete_plan(MPI_Request) { return MPI_SUCCESS; }
 int complete_plans(int, const MPI_Request[]) { return MPI_SUCCESS; }
 void empty_status(MPI_Request, MPI_Status *) {}
 }  // namespace
 #endif  // MPI-4 (or Open MPI 5, which has MPI_Alltoallv_init while it reports MPI 3.1)
+
+namespace {
+
+// What every completion call does before the MPI's own: tucoll's nonblocking requests among
+// `requests` advanced (completed with `block`; one that failed freed where `release_failed`),
+// then the exchanges of its active plans run.
+int advance_tucoll(int count, MPI_Request requests[], bool block, bool release_failed) {
+    const int rc = advance_started(count, requests, block, release_failed);
+    return rc != MPI_SUCCESS ? rc : complete_plans(count, requests);
+}
+
+int advance_tucoll(int count, const MPI_Request requests[]) {  // status queries: nothing freed
+    return advance_tucoll(count, const_cast<MPI_Request *>(requests), false, false);
+}
+
+}  // namespace
 
 // ---- Completion: the MPI's own, after tucoll's requests among them advanced -----------------
 // The wait family completes every tucoll request among its arguments first; the test family
@@ -552,8 +557,7 @@ void empty_status(MPI_Request, MPI_Status *) {}
 
 TUCOLL_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status) {
     if (request == nullptr) return PMPI_Wait(request, status);
-    int rc = advance_started(1, request, true, true);
-    if (rc == MPI_SUCCESS) rc = complete_plan(*request);
+    int rc = advance_tucoll(1, request, true, true);
     if (rc != MPI_SUCCESS) return rc;
     const MPI_Request handle = *request;
     rc = PMPI_Wait(request, status);
@@ -563,8 +567,7 @@ TUCOLL_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status) {
 
 TUCOLL_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     if (request == nullptr) return PMPI_Test(request, flag, status);
-    int rc = advance_started(1, request, false, true);
-    if (rc == MPI_SUCCESS) rc = complete_plan(*request);
+    int rc = advance_tucoll(1, request, false, true);
     if (rc != MPI_SUCCESS) return rc;
     const MPI_Request handle = *request;
     rc = PMPI_Test(request, flag, status);
@@ -573,8 +576,7 @@ TUCOLL_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) 
 }
 
 TUCOLL_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
-    int rc = advance_started(1, &request);
-    if (rc == MPI_SUCCESS) rc = complete_plan(request);
+    int rc = advance_tucoll(1, &request);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Request_get_status(request, flag, status);
     if (flag != nullptr && *flag) empty_status(request, status);
@@ -582,8 +584,7 @@ TUCOLL_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Sta
 }
 
 TUCOLL_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-    int rc = advance_started(count, requests, true, true);
-    if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
+    int rc = advance_tucoll(count, requests, true, true);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Waitall(count, requests, statuses);
     if (statuses != MPI_STATUSES_IGNORE && requests != nullptr) {
@@ -593,8 +594,7 @@ TUCOLL_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status stat
 }
 
 TUCOLL_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
-    int rc = advance_started(count, requests, false, true);
-    if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
+    int rc = advance_tucoll(count, requests, false, true);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Testall(count, requests, flag, statuses);
     if (flag != nullptr && *flag && statuses != MPI_STATUSES_IGNORE && requests != nullptr) {
@@ -620,8 +620,7 @@ void empty_statuses(const MPI_Request requests[], const int *outcount, const int
 // With tucoll's nonblocking requests among them, the waits poll (the matching test) until one
 // completes: which completes first is not known, and waiting on any one could outlast another.
 TUCOLL_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
-    int rc = advance_started(count, requests, false, true);
-    if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
+    int rc = advance_tucoll(count, requests, false, true);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Testany(count, requests, index, flag, status);
     if (index != nullptr && flag != nullptr && *flag) empty_status_at(requests, *index, status);
@@ -645,8 +644,7 @@ TUCOLL_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI
 
 TUCOLL_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                                MPI_Status statuses[]) {
-    int rc = advance_started(incount, requests, false, true);
-    if (rc == MPI_SUCCESS) rc = complete_plans(incount, requests);
+    int rc = advance_tucoll(incount, requests, false, true);
     if (rc != MPI_SUCCESS) return rc;
     rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
     empty_statuses(requests, outcount, indices, statuses);
@@ -672,22 +670,19 @@ TUCOLL_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcoun
 // MPI-4.1's status queries would report an active plan's request complete before its exchange.
 TUCOLL_EXPORT int MPI_Request_get_status_any(int count, const MPI_Request requests[], int *index, int *flag,
                                              MPI_Status *status) {
-    int rc = advance_started(count, requests);
-    if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
+    int rc = advance_tucoll(count, requests);
     return rc != MPI_SUCCESS ? rc : PMPI_Request_get_status_any(count, requests, index, flag, status);
 }
 
 TUCOLL_EXPORT int MPI_Request_get_status_all(int count, const MPI_Request requests[], int *flag,
                                              MPI_Status statuses[]) {
-    int rc = advance_started(count, requests);
-    if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
+    int rc = advance_tucoll(count, requests);
     return rc != MPI_SUCCESS ? rc : PMPI_Request_get_status_all(count, requests, flag, statuses);
 }
 
 TUCOLL_EXPORT int MPI_Request_get_status_some(int incount, const MPI_Request requests[], int *outcount,
                                               int indices[], MPI_Status statuses[]) {
-    int rc = advance_started(incount, requests);
-    if (rc == MPI_SUCCESS) rc = complete_plans(incount, requests);
+    int rc = advance_tucoll(incount, requests);
     return rc != MPI_SUCCESS ? rc : PMPI_Request_get_status_some(incount, requests, outcount, indices, statuses);
 }
 #endif
