@@ -1,8 +1,8 @@
 // Persistent calls on the common driver (core/driver.h): MPI-4's MPI_Alltoallv_init and its kin.
-// The init is collective (checks agreed on by every rank, the algorithm selected once); each start is local and posts the schedule's first round, as a
-// nonblocking call does. PersistentPlan is what every plan shares; PersistentCall serves a
-// collective whose selection is the whole decision, and alltoallv's Plan (alltoallv/api.cpp) also
-// makes auto's decision and TuNA's M once.
+// The init is collective (checks agreed on by every rank, the algorithm selected once); each
+// start is local and posts the schedule's first round, as a nonblocking call does. PersistentPlan
+// is what every plan shares; PersistentCall serves a collective whose selection is the whole
+// decision, and alltoallv's Plan (alltoallv/api.cpp) also makes auto's decision and TuNA's M once.
 //
 // As MPI says of persistent collectives, the buffers and the count and displacement arrays given
 // to the init are the plan's until it is freed; what the call keeps beyond that (a scalar count,
