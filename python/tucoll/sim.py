@@ -69,6 +69,9 @@ class Platform:
     # and a copy across a GPU's link to host memory (host_*, what `staged` pays twice); the sim
     # backend charges them (src/ipc/sim.cpp).
     ipc: dict | None = None
+    # What a local copy or a datatype engine pays per contiguous piece (seconds), beside
+    # copy_bandwidth: set by tucoll calibrate, 0 elsewhere.
+    copy_piece: float = 0.0
 
     @classmethod
     def load(cls, name: str) -> "Platform":
@@ -90,7 +93,8 @@ class Platform:
             entry, base = table[name], PLATFORM_DIR
         hosts = [f"{prefix}{i}{suffix}" for prefix, count, suffix in entry["hosts"] for i in range(count)]
         return cls(name, base / entry["file"], hosts, entry["ranks_per_node"], entry["vendor"],
-                   float(entry["copy_bandwidth"]), entry["summary"], entry.get("ipc"))
+                   float(entry["copy_bandwidth"]), entry["summary"], entry.get("ipc"),
+                   float(entry.get("copy_piece", 0.0)))
 
 
 def platforms() -> dict:
@@ -102,13 +106,21 @@ def platform_names() -> list[str]:
     return [*platforms(), *sorted(p.stem for p in (PLATFORM_DIR / "calibrated").glob("*.json"))]
 
 
-def derived_platform(base: str, props: dict[str, float | str], path: Path, note: str = "", **entry_fields) -> Path:
+def derived_platform(base: str, props: dict[str, float | str], path: Path, note: str = "",
+                     bandwidth_scale: float = 1.0, **entry_fields) -> Path:
     """Writes `path` (a .json platform entry, as `tucoll sim --platform` takes) and its .xml beside
     it: the shipped platform `base` with these SimGrid options set in its <config> (replacing
-    the base's own values of the same options), `note` as a comment heading the file, and
-    `entry_fields` (summary, ranks_per_node, ...) in place of the base entry's."""
+    the base's own values of the same options), its cluster's link bandwidth times
+    `bandwidth_scale`, `note` as a comment heading the file, and `entry_fields` (summary,
+    ranks_per_node, ...) in place of the base entry's."""
     entry = dict(platforms()[base])
     xml = (PLATFORM_DIR / entry["file"]).read_text()
+    if bandwidth_scale != 1.0:
+        def scaled(match: re.Match) -> str:
+            return f'{match.group(1)}{float(match.group(2)) * bandwidth_scale:g}{match.group(3)}"'
+        xml, found = re.subn(r'(<cluster\b[^>]*?\sbw=")([0-9.eE+-]+)([kMG]?Bps)"', scaled, xml)
+        if found != 1:
+            raise ValueError(f"{base}: expected one <cluster bw=...> to scale, found {found}")
     for key in props:  # an option set twice in <config> is an error in SimGrid
         xml = re.sub(rf'\n\s*<prop id="{re.escape(key)}" value="[^"]*"/>', "", xml)
     added = "".join(f'\n    <prop id="{key}" value="{value}"/>' for key, value in props.items())
@@ -329,6 +341,7 @@ def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str],
            *cfg, str(build.binary(run.program)), *args]
     env = dict(os.environ)
     env["TUCOLL_SIM_COPY_BW"] = repr(run.platform.copy_bandwidth)
+    env["TUCOLL_SIM_COPY_PIECE"] = repr(run.platform.copy_piece)
     env["TUCOLL_SIM_SHARED_BUFFERS"] = "1" if run.shared_buffers else "0"
     if run.platform.ipc:
         for engine in ("kernel", "memcpy"):

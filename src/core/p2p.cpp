@@ -91,9 +91,9 @@ void Requests::fault(int rc) {
 
 int Requests::tag(Tag phase) const { return tag_base_ + static_cast<int>(phase); }
 
-void Requests::post(MPI_Request req, int peer, int64_t bytes, bool unpacks) {
+void Requests::post(MPI_Request req, int peer, int64_t bytes, bool unpacks, int64_t ranges) {
     reqs_.push_back(req);
-    posted_.push_back({peer, bytes, unpacks});
+    posted_.push_back({peer, bytes, unpacks, ranges});
 }
 
 void Requests::send(const void *buf, int64_t bytes, int dest, Tag phase, MPI_Comm comm) {
@@ -136,10 +136,12 @@ void Requests::post_list(const BlockList &blocks, int peer, Tag phase, MPI_Comm 
     // datatype engine as it is sent and unpacked where it completes: a copy on each side that a
     // contiguous message (sent from and received into place by the network) does not make.
     // Within a node the MPI copies through shared memory either way, straight from and into the
-    // ranges. SMPI makes those copies without simulated time, so the platform charges them here
-    // (the receive's once it completes, in check_completed).
+    // ranges. Either way the engine walks every range on each side. SMPI does all of it without
+    // simulated time, so the platform charges it here (the receive's once it completes, in
+    // check_completed): the bytes where packed, the ranges always.
     const bool packed = node_of_ == nullptr || (*node_of_)[peer] != node_;
-    if (packed && !is_recv) platform::charge_copy(blocks.total_);
+    const auto ranges = static_cast<int64_t>(blocks.ptrs_.size());
+    if (!is_recv) platform::charge_copy(packed ? blocks.total_ : 0, ranges);
     MPI_Request req = MPI_REQUEST_NULL;
     if (platform::shared_buffers()) {
         // Simulated on shared buffers, whose contents are not checked: the message travels as
@@ -152,7 +154,7 @@ void Requests::post_list(const BlockList &blocks, int peer, Tag phase, MPI_Comm 
                                                static_cast<long long>(blocks.total_)));
         const int rc = start(is_recv ? Kind::kRecv : Kind::kSend, buf, blocks.total_, peer, tag(phase), comm, &req);
         if (rc != MPI_SUCCESS) return fault(rc);
-        return post(req, peer, is_recv ? blocks.total_ : -1, packed && is_recv);
+        return post(req, peer, is_recv ? blocks.total_ : -1, packed && is_recv, is_recv ? ranges : 0);
     }
     MPI_Datatype type;
     bool cached = true;
@@ -162,7 +164,7 @@ void Requests::post_list(const BlockList &blocks, int peer, Tag phase, MPI_Comm 
                  : MPI_Isend(MPI_BOTTOM, 1, type, peer, tag(phase), comm, &req);
     if (!cached) MPI_Type_free(&type);  // the request holds it until it completes
     if (rc != MPI_SUCCESS) return fault(mpi_fail(rc, is_recv ? "MPI_Irecv" : "MPI_Isend"));
-    post(req, peer, is_recv ? blocks.total_ : -1, packed && is_recv);
+    post(req, peer, is_recv ? blocks.total_ : -1, packed && is_recv, is_recv ? ranges : 0);
 }
 
 void Requests::check_completed(size_t i, const MPI_Status &status, bool status_has_error) {
@@ -182,7 +184,7 @@ void Requests::check_completed(size_t i, const MPI_Status &status, bool status_h
     int64_t got = 0;
     MPI_Status copy = status;
     if (platform::message_bytes(&copy, &got) != MPI_SUCCESS) return;
-    if (p.unpacks) platform::charge_copy(got);
+    if (p.ranges > 0) platform::charge_copy(p.unpacks ? got : 0, p.ranges);
     if (got == p.bytes) return;
     fault(failf(MPI_ERR_COUNT, "rank %d sent %lld bytes where %lld were expected: the send and receive counts "
                 "disagree, or that rank failed earlier in this call", p.peer, static_cast<long long>(got),

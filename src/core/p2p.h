@@ -129,8 +129,9 @@ class Requests {
         int peer;
         int64_t bytes;        // expected size of a receive; -1 for a send
         bool unpacks = false;  // a receive into several ranges: the MPI unpacks it on completion
+        int64_t ranges = 0;    // the ranges of such a receive, walked on completion wherever it came from
     };
-    void post(MPI_Request req, int peer, int64_t bytes, bool unpacks = false);
+    void post(MPI_Request req, int peer, int64_t bytes, bool unpacks = false, int64_t ranges = 0);
     void post_list(const BlockList &blocks, int peer, Tag phase, MPI_Comm comm, bool is_recv);
     int list_type(const BlockList &blocks, MPI_Datatype *type, bool *cached);
     char *stand_in(int64_t bytes);

@@ -10,10 +10,13 @@
 
 namespace tucoll::platform {
 
-// Accounts for a local memory copy of `bytes` bytes. Real MPI: nothing (the copy takes its own
-// time). SMPI: advances the simulated clock by bytes / the modelled copy bandwidth, so that
-// algorithms that copy more pay for it while host computation is not sampled.
-void charge_copy(int64_t bytes);
+// Accounts for a local memory copy of `bytes` bytes made in `pieces` contiguous pieces (one
+// memcpy, or the ranges a datatype engine walks). Real MPI: nothing (the copy takes its own
+// time). SMPI: advances the simulated clock by pieces x the modelled time per piece
+// (TUCOLL_SIM_COPY_PIECE, seconds; 0 unless the platform sets it) plus bytes / the modelled copy
+// bandwidth, so that algorithms that copy more, or in smaller pieces, pay for it while host
+// computation is not sampled.
+void charge_copy(int64_t bytes, int64_t pieces = 1);
 // What an MPI copies to send or receive `elements` elements of `type` when the type is not
 // contiguous: its datatype engine packs them into one buffer, or unpacks them (the vendor's
 // collectives on a user's derived datatype). Real MPI: nothing. SMPI packs every derived type

@@ -1,10 +1,11 @@
 // Running under SimGrid's SMPI. Host computation is not sampled (smpi/simulate-computation:no),
 // so copies are charged explicitly at a modelled bandwidth (TUCOLL_SIM_COPY_BW, bytes per
-// second; the `tucoll sim` tool sets it from the platform): deterministic, and proportional to
-// what an algorithm copies.
+// second) and time per piece (TUCOLL_SIM_COPY_PIECE, seconds; the `tucoll sim` tool sets both
+// from the platform): deterministic, and proportional to what an algorithm copies.
 #include <mpi.h>
 #include <simgrid/host.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -21,6 +22,16 @@ double copy_bandwidth() {
         return v > 0 ? v : 10e9;  // 10 GB/s: one core's memcpy on a current server
     }();
     return bw;
+}
+
+// Seconds per contiguous piece: a memcpy call, or a range of a datatype the MPI packs or walks.
+double copy_piece() {
+    static const double t = [] {
+        const char *text = std::getenv("TUCOLL_SIM_COPY_PIECE");
+        const double v = text != nullptr ? std::atof(text) : 0.0;
+        return v > 0 ? v : 0.0;
+    }();
+    return t;
 }
 
 }  // namespace
@@ -40,8 +51,9 @@ void charge_seconds(double seconds) {
     if (seconds > 0) smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));
 }
 
-void charge_copy(int64_t bytes) {
-    if (bytes > 0) charge_seconds(static_cast<double>(bytes) / copy_bandwidth());
+void charge_copy(int64_t bytes, int64_t pieces) {
+    charge_seconds(static_cast<double>(std::max<int64_t>(pieces, 0)) * copy_piece() +
+                   static_cast<double>(std::max<int64_t>(bytes, 0)) / copy_bandwidth());
 }
 
 void charge_packing(MPI_Datatype type, int64_t elements) {

@@ -16,11 +16,14 @@ needs_simgrid = pytest.mark.skipif(not (SIM_BUILD / "build-info.json").is_file()
                                    reason="no SimGrid build (make sim-build)")
 
 
-def test_the_fit_reproduces_the_fit_sets_vendor_times_and_nothing_is_fitted_on_the_check_set():
+def test_the_fit_reproduces_the_fit_sets_times_and_nothing_is_fitted_on_the_check_set():
     held, _ = calibrate.calibration_table()
-    vendor = held[(held["set"] == "fit") & held["id"].str.endswith("vendor_time")]
-    assert len(vendor) == 2
-    assert vendor["after / published"].tolist() == pytest.approx([1.0, 1.0], rel=1e-6)
+    fitted = held[held["set"] == "fit"]
+    assert len(fitted) == 4  # vendor and TuNA on both machines
+    # TuNA's from its closed form; a simulation of it at P = 8192, where cached, is held out.
+    closed = fitted[fitted["how"].str.startswith("closed form")]
+    assert len(closed) >= 2
+    assert closed["after / published"].tolist() == pytest.approx([1.0] * len(closed), rel=1e-6)
     # Changing a check-set value moves no parameter.
     table = calibrate.seeds()
     moved = table.copy()
@@ -34,10 +37,31 @@ def test_the_shipped_calibrated_platforms_hold_the_fit():
     for machine in calibrate.MACHINE_LIST:
         platform = sim.Platform.load(machine.calibrated)
         props = {p.get("id"): p.get("value") for p in ET.parse(platform.file).getroot().iter("prop")}
-        for name, value in fits[machine.name].items():
-            assert float(props[calibrate.OPTIONS[name]]) == pytest.approx(value, rel=1e-5), (machine.name, name)
+        values = fits[machine.name]
+        for name in calibrate.SIMGRID_OPTIONS:
+            assert float(props[calibrate.OPTIONS[name]]) == pytest.approx(values[name], rel=1e-5), (machine.name, name)
+        assert platform.copy_piece == pytest.approx(values["copy_piece"], rel=1e-5)
+        base = calibrate.Mechanisms.of(sim.Platform.load(machine.base))
+        calibrated = calibrate.Mechanisms.of(platform)
+        assert calibrated.link_bandwidth == pytest.approx(base.link_bandwidth * values.get("adapters", 1.0))
         assert platform.ranks_per_node == 32
         assert machine.calibrated in sim.platform_names()
+
+
+def test_every_parameter_has_a_source_and_the_tuna_time_pins_only_the_piece_cost():
+    for machine in calibrate.MACHINE_LIST:
+        assert all(p.source for p in machine.parameters)
+        assert machine.by_tuna.name == "copy_piece" and machine.by_tuna.value is None
+    # Moving a fit-set TuNA time moves the piece cost alone.
+    table = calibrate.seeds()
+    moved = table.copy()
+    moved.loc[(moved["set"] == "fit") & (moved["algorithms"] == "tuna"), "value"] = \
+        moved.loc[(moved["set"] == "fit") & (moved["algorithms"] == "tuna"), "value"].astype(float).mul(1.2).astype(str)
+    before, after = calibrate.fit(table), calibrate.fit(moved)
+    for name in before:
+        assert after[name]["copy_piece"] > before[name]["copy_piece"]
+        assert {k: v for k, v in after[name].items() if k != "copy_piece"} == \
+            {k: v for k, v in before[name].items() if k != "copy_piece"}
 
 
 def test_shift_loads():
@@ -84,6 +108,21 @@ def test_the_interface_gap_charges_messages_between_nodes_as_the_closed_form_say
     assert charged == pytest.approx(2 * 32 * 96 * gap * 1e6, rel=0.05)
     closed = calibrate.closed_form(calibrate.SimPoint(str(path), 128, 32, 16, "vendor")) * 1e6
     assert closed == pytest.approx(charged, rel=0.05)
+
+
+@needs_simgrid
+def test_the_piece_cost_charges_the_ranges_of_tunas_rounds_as_the_closed_form_says(tmp_path):
+    def tuna(copy_piece: float) -> tuple[float, float]:
+        path = sim.derived_platform("polaris-like", {}, tmp_path / f"piece-{copy_piece}.json", copy_piece=copy_piece)
+        point = calibrate.SimPoint(str(path), 16, 32, 16, "tuna:radix=2")
+        return calibrate.simulate_point(point, str(SIM_BUILD)), calibrate.closed_form(point)
+
+    piece = 1e-6  # far above everything else a 16-byte round costs on one node
+    (simulated0, closed0), (simulated, closed) = tuna(0.0), tuna(piece)
+    # Four rounds of eight blocks, each a range on both sides: 64 pieces in closed form; the
+    # simulation adds TuNA's few local copies (its own block, blocks moved within the buffers).
+    assert closed - closed0 == pytest.approx(64 * piece, rel=1e-6)
+    assert 64 * piece <= simulated - simulated0 <= 1.25 * 64 * piece
 
 
 @needs_simgrid

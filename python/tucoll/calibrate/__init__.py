@@ -4,8 +4,11 @@ The seeds' measurements are data/published/seeds.csv. Its fit set is the only th
 parameter is fitted on; the check set is only reported. Each machine model carries two per-message
 mechanisms beside its links (sim/simgrid-patches): a matching cost per queue entry the receiving MPI
 walks (smpi/match-cost) and a network interface's time per message, shared by a node's ranks
-(smpi/nic-gap). The fit set pins one of them per machine (one vendor time each); the other is set
-from the machine's documentation, as its platform file says.
+(smpi/nic-gap); and a time per contiguous piece that a local copy or a datatype engine handles
+(copy_piece, charged by the library's simulated platform layer). The fit set's vendor time pins one
+of the two per-message mechanisms per machine, its TuNA time the piece cost (the vendor's messages
+are contiguous: it cannot); the rest is set from the machine's documentation (Polaris' two network
+adapters among it), as its platform file says.
 
 The vendor's P^2 messages cannot be simulated at the seeds' P (8192: 67 million messages), so its
 time there comes from a closed form of the same model (vendor_time), held against simulation at
@@ -21,17 +24,18 @@ the Dask cluster), seeds (the fit, the calibrated platforms, the tables against 
 from tucoll.build import REPO_ROOT
 from tucoll.calibrate.here import (HereFit, fit_here, here_specs, here_table, measure_here, probe_here,
                                    write_here_platform)
-from tucoll.calibrate.model import (Mechanisms, Topology, fit_parameter, queue_walk, tuna_rounds, tuna_time,
-                                    vendor_time)
+from tucoll.calibrate.model import (Mechanisms, Topology, fit_parameter, fit_tuna_parameter, queue_walk, tuna_rounds,
+                                    tuna_time, vendor_time)
 from tucoll.calibrate.report import DOC, parameters_table, write_doc
-from tucoll.calibrate.seeds import (CACHE, MACHINE_LIST, OPTIONS, SEEDS, Machine, Model, calibration_table,
+from tucoll.calibrate.seeds import (CACHE, MACHINE_LIST, OPTIONS, SEEDS, SIMGRID_OPTIONS, Machine, Model,
+                                    Parameter, calibration_table,
                                     closed_form, fit, models, ratio_by_p, seeds, validation_points,
                                     validation_table, write_platforms)
 from tucoll.calibrate.simulations import SimCache, SimPoint, model_fingerprint, run_points, simulate_point
 
-__all__ = ["CACHE", "DOC", "MACHINE_LIST", "OPTIONS", "REPO_ROOT", "SEEDS", "HereFit", "Machine", "Mechanisms",
-           "Model", "SimCache", "SimPoint", "Topology", "calibration_table", "closed_form", "fit", "fit_here",
-           "fit_parameter", "here_specs", "here_table", "measure_here", "model_fingerprint", "models",
+__all__ = ["CACHE", "DOC", "MACHINE_LIST", "OPTIONS", "REPO_ROOT", "SEEDS", "SIMGRID_OPTIONS", "HereFit", "Machine",
+           "Mechanisms", "Model", "Parameter", "SimCache", "SimPoint", "Topology", "calibration_table", "closed_form", "fit", "fit_here",
+           "fit_parameter", "fit_tuna_parameter", "here_specs", "here_table", "measure_here", "model_fingerprint", "models",
            "parameters_table", "probe_here", "queue_walk", "ratio_by_p", "run_points", "seeds", "simulate_point",
            "tuna_rounds", "tuna_time", "validation_points", "validation_table", "vendor_time", "write_doc",
            "write_here_platform", "write_platforms"]

@@ -45,6 +45,7 @@ class Mechanisms:
     loopback_latency: float
     copy_bandwidth: float      # local copies inside the algorithms
     topology: "Topology"
+    copy_piece: float = 0.0    # per contiguous piece a copy or a datatype engine handles
 
     @classmethod
     def of(cls, platform: sim.Platform) -> "Mechanisms":
@@ -60,7 +61,7 @@ class Mechanisms:
         return cls(isend, isend_b, recv, recv_b, float(props.get("smpi/match-cost", 0)),
                    float(props.get("smpi/nic-gap", 0)), _rate(cluster.get("bw")),
                    hops * _seconds(cluster.get("lat")), _rate(cluster.get("loopback_bw")),
-                   _seconds(cluster.get("loopback_lat")), platform.copy_bandwidth, topology)
+                   _seconds(cluster.get("loopback_lat")), platform.copy_bandwidth, topology, platform.copy_piece)
 
 
 # --------------------------------------------------------------------- the vendor, analytic
@@ -111,6 +112,22 @@ def fit_parameter(m: Mechanisms, name: str, selector: str, nprocs: int, ppn: int
     seconds; NaN when no value can (the other terms alone already exceed it)."""
     def excess(value: float) -> float:
         return vendor_time(replace(m, **{name: value}), selector, nprocs, ppn, block) - measured
+
+    if excess(0.0) >= 0:
+        return math.nan
+    high = 1e-9
+    while excess(high) < 0:
+        high *= 2
+    return brentq(excess, 0.0, high, xtol=1e-15, rtol=1e-12)
+
+
+def fit_tuna_parameter(m: Mechanisms, name: str, nprocs: int, ppn: int, block: int, radices: tuple[int, ...],
+                       measured: float) -> float:
+    """The value of mechanism `name` at which TuNA with its ideal radix (of `radices`) takes
+    `measured` seconds in closed form; NaN when no value can."""
+    def excess(value: float) -> float:
+        mv = replace(m, **{name: value})
+        return min(tuna_time(mv, nprocs, ppn, block, r) for r in radices if r < nprocs) - measured
 
     if excess(0.0) >= 0:
         return math.nan
@@ -175,27 +192,33 @@ def tuna_rounds(nprocs: int, radix: int) -> tuple[tuple[int, int], ...]:
 
 def tuna_time(m: Mechanisms, nprocs: int, ppn: int, block: int, radix: int) -> float:
     """TuNA's uniform alltoallv on `m` in closed form (seconds): its rounds one after another, each
-    one message to one peer (uniform blocks need no size exchange). A round costs the rank's
-    overheads and its packing and unpacking copies, a network latency, and the longest of what the
-    node's traffic takes on its busiest link, on shared memory, and on its interface (nic_gap per
-    message sent and per message received)."""
+    one data message to one peer, preceded by one of the blocks' sizes wherever some block of the
+    round is not yet at its destination (which then cannot know its size: every digit position
+    but the last). A round costs the rank's overheads, its packing and unpacking copies (each
+    block counted a piece on each side: an upper bound, as adjacent blocks travel as one range
+    in the library), a network latency per
+    message, and the longest of what the node's traffic takes on its busiest link, on shared
+    memory, and on its interface (nic_gap per message sent and per message received)."""
     topology = m.topology
     nodes = max(1, nprocs // ppn)
     total = 0.0
     for distance, blocks in tuna_rounds(nprocs, radix):
         data = blocks * block
+        span = radix ** int(math.log(distance, radix) + 1e-9)  # r^x of this round's digit position
+        messages = 2 if span * radix < nprocs else 1
         # Ranks whose peer is on another node, and how far away (sequential mapping).
         near, far = distance // ppn, distance // ppn + 1
         remote_far = distance % ppn  # ranks of a node that reach `far` nodes away; the rest `near`
         remote_near = ppn - remote_far if near % nodes else 0
         remote = remote_far * (far % nodes != 0) + remote_near
-        cpu = m.isend + m.recv + data * (m.isend_per_byte + m.recv_per_byte)
-        cpu += 2 * data / m.copy_bandwidth
+        cpu = messages * (m.isend + m.recv) + data * (m.isend_per_byte + m.recv_per_byte)
+        cpu += 2 * data / m.copy_bandwidth + 2 * blocks * m.copy_piece
         link = max(remote_near * data * topology.shift_load(nodes, near),
                    remote_far * data * topology.shift_load(nodes, far)) / m.link_bandwidth
         local = data / m.loopback_bandwidth if remote < ppn else 0.0  # a node's loopback is a fat pipe in SimGrid
-        nic = 2 * remote * m.nic_gap
-        total += cpu + (m.path_latency if remote else m.loopback_latency) + max(link, local, nic)
+        nic = 2 * messages * remote * m.nic_gap
+        latency = m.path_latency if remote else m.loopback_latency
+        total += cpu + messages * latency + max(link, local, nic)
     return total
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 from tucoll import sim
 from tucoll import sizes as units
 from tucoll.build import REPO_ROOT
-from tucoll.calibrate.model import Mechanisms, fit_parameter, tuna_time, vendor_time
+from tucoll.calibrate.model import Mechanisms, fit_parameter, fit_tuna_parameter, tuna_time, vendor_time
 from tucoll.calibrate.simulations import SimCache, SimPoint
 
 
@@ -22,41 +22,69 @@ CACHE = REPO_ROOT / "docs" / "calibration" / "simulated.csv"
 
 # ------------------------------------------------------------------------ the calibration
 
-OPTIONS = {"match_cost": "smpi/match-cost", "nic_gap": "smpi/nic-gap"}
+# How each mechanism reaches a calibrated platform: a SimGrid option of its <config>, a field of its
+# JSON entry (what tucoll sim hands the library), or a scale of its links' bandwidth.
+OPTIONS = {"match_cost": "smpi/match-cost", "nic_gap": "smpi/nic-gap", "copy_piece": "copy_piece",
+           "adapters": "network adapters"}
+SIMGRID_OPTIONS = ("match_cost", "nic_gap")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One mechanism of a calibrated machine: its value when set from a source (None when the fit set
+    pins it) and where it comes from."""
+    name: str
+    source: str
+    value: float | None = None
 
 
 @dataclass(frozen=True)
 class Machine:
-    """A seed's machine: the platform modelling it, the mechanism its fit-set vendor time pins,
-    and the other mechanism's value with its source."""
+    """A seed's machine: the platform modelling it; the mechanism its fit-set vendor time pins, the
+    one its fit-set TuNA time pins (copy_piece: the vendor's messages are contiguous, so it
+    cannot), and the rest with their sources."""
     name: str
     base: str
-    fitted: str
-    fixed: str
-    fixed_value: float
-    fixed_source: str
-    fitted_source: str
+    by_vendor: Parameter
+    by_tuna: Parameter
+    sourced: tuple[Parameter, ...]
     summary: str
 
     @property
     def calibrated(self) -> str:
         return f"{self.base.removesuffix('-like')}-calibrated"
 
+    @property
+    def parameters(self) -> tuple[Parameter, ...]:
+        return (self.by_vendor, self.by_tuna, *self.sourced)
+
+
+TUNA_FIT_SOURCE = ("fitted: TuNA's {value} at P = 8192, 16 B (seed 000, V-A; ideal radix, in closed form), where "
+                   "each of its rounds moves P / r blocks of 16 B that are not adjacent, packed on one side and "
+                   "unpacked on the other: its 16 B cost is per block more than per byte")
 
 MACHINE_LIST = [
-    Machine("polaris", "polaris-like", "nic_gap", "match_cost", 0.0,
-            "Slingshot's Cassini NIC matches MPI messages in hardware (libfabric fi_cxi(7), hardware tag "
-            "matching): no software queue walk; what matching costs is part of the interface's time per "
-            "message",
-            "fitted: the vendor's 51.8 ms at P = 8192, 16 B (seed 000, V-A), where the MPICH exchange's "
-            "few queued messages leave the interface's 2 x 32 x 8160 messages per node as its cost",
-            "ALCF Polaris: Slingshot dragonfly, Cray MPICH selection, 32 ranks per node; calibrated"),
-    Machine("fugaku", "fugaku-like", "match_cost", "nic_gap", 0.0,
-            "no independent measurement of Tofu-D's rate per message; the fit set holds one vendor time, "
-            "which cannot pin two mechanisms, so this one is left out (an interface rate would lower the "
-            "fitted matching cost)",
-            "fitted: the vendor's 408.33 ms at P = 8192, 16 B (seed 000, V-A), where Open MPI's basic "
-            "linear exchange posts all P - 1 receives, about P^2 / 4 = 16.8 million entries walked per rank",
+    Machine("polaris", "polaris-like",
+            Parameter("nic_gap", "fitted: the vendor's 51.8 ms at P = 8192, 16 B (seed 000, V-A), where the MPICH "
+                      "exchange's few queued messages leave the interface's 2 x 32 x 8160 messages per node as its "
+                      "cost (the node's two adapters together: each takes half at twice the gap)"),
+            Parameter("copy_piece", TUNA_FIT_SOURCE.format(value="1.78 ms")),
+            (Parameter("match_cost", "Slingshot's Cassini NIC matches MPI messages in hardware (libfabric fi_cxi(7), "
+                       "hardware tag matching): no software queue walk; what matching costs is part of the "
+                       "interface's time per message", 0.0),
+             Parameter("adapters", "ALCF's Polaris machine overview: each node has a pair of Slingshot 11 network "
+                       "adapters. Every link of the base's untapered fabric stands for two: twice the injection, and "
+                       "a fabric with as many ports per endpoint as before", 2.0)),
+            "ALCF Polaris: Slingshot dragonfly, two adapters per node, Cray MPICH selection, 32 ranks per node; "
+            "calibrated"),
+    Machine("fugaku", "fugaku-like",
+            Parameter("match_cost", "fitted: the vendor's 408.33 ms at P = 8192, 16 B (seed 000, V-A), where Open "
+                      "MPI's basic linear exchange posts all P - 1 receives, about P^2 / 4 = 16.8 million entries "
+                      "walked per rank"),
+            Parameter("copy_piece", TUNA_FIT_SOURCE.format(value="5.79 ms")),
+            (Parameter("nic_gap", "no independent measurement of Tofu-D's rate per message; the fit set holds one "
+                       "vendor time, which cannot pin two mechanisms, so this one is left out (an interface rate "
+                       "would lower the fitted matching cost)", 0.0),),
             "RIKEN Fugaku: Tofu-D torus, Open MPI selection, 32 ranks per node as in seed 000; calibrated"),
 ]
 MACHINE_BY_NAME = {m.name: m for m in MACHINE_LIST}
@@ -66,25 +94,48 @@ def seeds() -> pd.DataFrame:
     return pd.read_csv(SEEDS, dtype=str, keep_default_na=False)
 
 
+def mechanisms(machine: Machine, values: dict[str, float]) -> Mechanisms:
+    """The base platform's mechanisms with `values` set (adapters scale the links)."""
+    m = Mechanisms.of(sim.Platform.load(machine.base))
+    values = dict(values)
+    adapters = values.pop("adapters", 1.0)
+    return replace(m, link_bandwidth=m.link_bandwidth * adapters, **values)
+
+
+def _fit_row(table: pd.DataFrame, machine: Machine, algorithm: str):
+    rows = table[(table["machine"] == machine.name) & (table["set"] == "fit") &
+                 (table["algorithms"] == algorithm) & (table["quantity"] == "time")]
+    if len(rows) != 1:
+        raise ValueError(f"{SEEDS}: expected one fit-set {algorithm} time for {machine.name}, found {len(rows)}")
+    return rows.iloc[0]
+
+
 def fit(table: pd.DataFrame | None = None) -> dict[str, dict[str, float]]:
-    """Each machine's two mechanism values: the fitted one from its fit-set vendor time (through
-    vendor_time), the other as its Machine says."""
+    """Each machine's mechanism values: the sourced ones as its Machine says; one fitted to its
+    fit-set vendor time (through vendor_time), then copy_piece to its fit-set TuNA time (through
+    tuna_time with the ideal radix, the other values set)."""
     table = seeds() if table is None else table
     fits = {}
     for machine in MACHINE_LIST:
-        rows = table[(table["machine"] == machine.name) & (table["set"] == "fit") &
-                     (table["algorithms"] == "vendor") & (table["quantity"] == "time")]
-        if len(rows) != 1:
-            raise ValueError(f"{SEEDS}: expected one fit-set vendor time for {machine.name}, found {len(rows)}")
-        row = rows.iloc[0]
+        values = {p.name: p.value for p in machine.sourced}
+        vendor_row = _fit_row(table, machine, "vendor")
         platform = sim.Platform.load(machine.base)
-        m = replace(Mechanisms.of(platform), **{machine.fixed: machine.fixed_value})
-        value = fit_parameter(m, machine.fitted, platform.vendor, int(row["nprocs"]), int(row["ppn"]),
-                              units.parse(row["block_bytes"]), _seconds_of(row))
+        m = mechanisms(machine, {**values, machine.by_vendor.name: 0.0, machine.by_tuna.name: 0.0})
+        value = fit_parameter(m, machine.by_vendor.name, platform.vendor, int(vendor_row["nprocs"]),
+                              int(vendor_row["ppn"]), units.parse(vendor_row["block_bytes"]), _seconds_of(vendor_row))
         if math.isnan(value):
             raise ValueError(f"{machine.name}: the model's other costs already exceed the published "
-                             f"{row['value']} {row['unit']}; no {OPTIONS[machine.fitted]} fits it")
-        fits[machine.name] = {machine.fitted: value, machine.fixed: machine.fixed_value}
+                             f"{vendor_row['value']} {vendor_row['unit']}; no {OPTIONS[machine.by_vendor.name]} fits it")
+        values[machine.by_vendor.name] = value
+        tuna_row = _fit_row(table, machine, "tuna")
+        m = mechanisms(machine, {**values, machine.by_tuna.name: 0.0})
+        value = fit_tuna_parameter(m, machine.by_tuna.name, int(tuna_row["nprocs"]), int(tuna_row["ppn"]),
+                                   units.parse(tuna_row["block_bytes"]), IDEAL_RADICES, _seconds_of(tuna_row))
+        if math.isnan(value):
+            raise ValueError(f"{machine.name}: TuNA's other costs already exceed the published "
+                             f"{tuna_row['value']} {tuna_row['unit']}; no {OPTIONS[machine.by_tuna.name]} fits it")
+        values[machine.by_tuna.name] = value
+        fits[machine.name] = values
     return fits
 
 
@@ -96,23 +147,28 @@ def calibrated_path(machine: Machine) -> Path:
     return sim.PLATFORM_DIR / "calibrated" / f"{machine.calibrated}.json"
 
 
+def describe(name: str, value: float) -> str:
+    """A parameter's value as the docs print it."""
+    return f"{value:g}" if name == "adapters" else f"{value * 1e9:.2f} ns"
+
+
 def write_platforms(fits: dict[str, dict[str, float]]) -> list[Path]:
-    """The calibrated platforms (sim/platforms/calibrated/): each base platform with its two
-    mechanisms set, the seeds' 32 ranks per node, and where each value comes from."""
+    """The calibrated platforms (sim/platforms/calibrated/): each base platform with its mechanisms
+    set, the seeds' 32 ranks per node, and where each value comes from."""
     paths = []
     for machine in MACHINE_LIST:
         values = fits[machine.name]
         note = "\n".join([
-            f"  {machine.calibrated}: {machine.base} with the per-message mechanisms calibrated on seed 000's",
-            "  fit set (data/published/seeds.csv), written by tucoll calibrate: do not edit by hand.",
-            f"  - {OPTIONS[machine.fitted]} = {values[machine.fitted]:.6g} s: {machine.fitted_source}.",
-            f"  - {OPTIONS[machine.fixed]} = {values[machine.fixed]:.6g} s: {machine.fixed_source}.",
+            f"  {machine.calibrated}: {machine.base} with the mechanisms calibrated on seed 000's fit set",
+            "  (data/published/seeds.csv), written by tucoll calibrate: do not edit by hand.",
+            *(f"  - {OPTIONS[p.name]} = {describe(p.name, values[p.name])}: {p.source}." for p in machine.parameters),
             "  Everything else is the base platform's, with the sources its own comment gives.",
         ])
         # 32 ranks per node: the seeds' runs (seed 000, V, on both machines).
-        paths.append(sim.derived_platform(machine.base, {OPTIONS[k]: f"{v:.9g}" for k, v in values.items()},
-                                          calibrated_path(machine), note=note, summary=machine.summary,
-                                          ranks_per_node=32))
+        paths.append(sim.derived_platform(machine.base, {OPTIONS[k]: f"{values[k]:.9g}" for k in SIMGRID_OPTIONS},
+                                          calibrated_path(machine), note=note,
+                                          bandwidth_scale=values.get("adapters", 1.0), summary=machine.summary,
+                                          ranks_per_node=32, copy_piece=float(f"{values['copy_piece']:.9g}")))
     return paths
 
 
