@@ -1,0 +1,49 @@
+// libtucoll_preload's rooms share these. The interposer defines MPI_* symbols, so inside it every
+// call to the MPI library goes through PMPI_* (a call to MPI_* would come back here), except where
+// it means to come back: the Fortran bindings call this interposer's C functions, and the waits
+// poll with its own tests. Everything here has hidden visibility; only TUCOLL_EXPORT symbols are
+// the library's interface.
+#pragma once
+
+#include <mpi.h>
+
+#include "tucoll.h"
+
+#define TUCOLL_EXPORT extern "C" __attribute__((visibility("default")))
+
+// MPI-4's persistent collectives (Open MPI 5 has them while it reports MPI 3.1).
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#define TUCOLL_PRELOAD_PERSISTENT 1
+#else
+#define TUCOLL_PRELOAD_PERSISTENT 0
+#endif
+
+namespace tucoll::preload {
+
+// ---- common.cpp: the environment, the log, errors
+bool disabled();  // TUCOLL_DISABLE: every call goes to the MPI library
+bool verbose();   // TUCOLL_VERBOSE: rank 0 of each communicator logs what ran
+// Communicators tucoll does not serve (intercommunicators, whatever MPI itself rejects), and
+// every communicator under TUCOLL_DISABLE (said once under TUCOLL_VERBOSE).
+bool pass_through(MPI_Comm comm);
+// The MPI error handling the caller expects: tucoll's message, then the communicator's handler;
+// on success, the log line of what ran (once per collective and algorithm).
+int finish(const char *collective, MPI_Comm comm, int rc);
+
+// ---- nonblocking.cpp: tucoll's nonblocking requests behind generalized requests of the MPI
+bool is_started(MPI_Request request);
+bool any_started(int count, const MPI_Request requests[]);
+// Advances the tucoll requests paired with `requests` (all of them complete with `block`) and
+// completes the generalized request of each that has; one that failed is reported and, where
+// `release_failed`, freed. Returns the first error.
+int advance_started(int count, MPI_Request requests[], bool block, bool release_failed);
+
+// ---- persistent.cpp: tucoll's plans behind inactive persistent requests of the MPI
+// Runs the exchanges of the active plans among `requests`, in array order.
+int complete_plans(int count, const MPI_Request requests[]);
+// A plan's request reports an empty status (not its stand-in send's MPI_PROC_NULL source).
+void empty_status(MPI_Request request, MPI_Status *status);
+// Frees the plan paired with `request`, if any; refused while it is active.
+int free_plan(MPI_Request request);
+
+}  // namespace tucoll::preload
