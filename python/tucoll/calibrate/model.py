@@ -196,9 +196,9 @@ def tuna_time(m: Mechanisms, nprocs: int, ppn: int, block: int, radix: int) -> f
     round is not yet at its destination (which then cannot know its size: every digit position
     but the last). A round costs the rank's overheads, its packing and unpacking copies (each
     block counted a piece on each side: an upper bound, as adjacent blocks travel as one range
-    in the library), a network latency per
-    message, and the longest of what the node's traffic takes on its busiest link, on shared
-    memory, and on its interface (nic_gap per message sent and per message received)."""
+    in the library), a network latency per message, and the longest of what the node's traffic
+    takes on its busiest link, on shared memory, and on its interface (nic_gap per message sent
+    and per message received)."""
     topology = m.topology
     nodes = max(1, nprocs // ppn)
     total = 0.0
