@@ -106,6 +106,17 @@ def exchange_link_time(m: Mechanisms, nprocs: int, ppn: int, block: int) -> floa
     return ppn * ppn * block * flows / m.link_bandwidth
 
 
+def _zero_of(excess) -> float:
+    """The non-negative value at which the increasing `excess` is zero; NaN when it is not
+    negative at 0 (the other terms alone already exceed the measurement)."""
+    if excess(0.0) >= 0:
+        return math.nan
+    high = 1e-9
+    while excess(high) < 0:
+        high *= 2
+    return brentq(excess, 0.0, high, xtol=1e-15, rtol=1e-12)
+
+
 def fit_parameter(m: Mechanisms, name: str, selector: str, nprocs: int, ppn: int, block: int,
                   measured: float) -> float:
     """The value of mechanism `name` (match_cost or nic_gap) at which vendor_time equals `measured`
@@ -113,12 +124,7 @@ def fit_parameter(m: Mechanisms, name: str, selector: str, nprocs: int, ppn: int
     def excess(value: float) -> float:
         return vendor_time(replace(m, **{name: value}), selector, nprocs, ppn, block) - measured
 
-    if excess(0.0) >= 0:
-        return math.nan
-    high = 1e-9
-    while excess(high) < 0:
-        high *= 2
-    return brentq(excess, 0.0, high, xtol=1e-15, rtol=1e-12)
+    return _zero_of(excess)
 
 
 def fit_tuna_parameter(m: Mechanisms, name: str, nprocs: int, ppn: int, block: int, radices: tuple[int, ...],
@@ -129,12 +135,7 @@ def fit_tuna_parameter(m: Mechanisms, name: str, nprocs: int, ppn: int, block: i
         mv = replace(m, **{name: value})
         return min(tuna_time(mv, nprocs, ppn, block, r) for r in radices if r < nprocs) - measured
 
-    if excess(0.0) >= 0:
-        return math.nan
-    high = 1e-9
-    while excess(high) < 0:
-        high *= 2
-    return brentq(excess, 0.0, high, xtol=1e-15, rtol=1e-12)
+    return _zero_of(excess)
 
 
 # ----------------------------------------------------------------------- TuNA, analytic
