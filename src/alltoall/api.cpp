@@ -139,7 +139,7 @@ int alltoall(Mode mode, const char *spec, const void *sendbuf, int sendcount, MP
                          view.recv.displs.data(),
                          rtype,
                          comm,
-                         &uniform};
+                         uniform};
     switch (mode) {
         case Mode::blocking: return run(spec, args);
         case Mode::nonblocking: return start_nonblocking(spec, args, request);

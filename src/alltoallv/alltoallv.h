@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/context.h"
@@ -13,7 +14,19 @@
 
 namespace tucoll::alltoallv {
 
-// The user's arguments, exactly as given to tucoll_alltoallv.
+// An MPI_Alltoall's own arguments, as given to tucoll_alltoall.
+struct UniformArgs {
+    const void *sendbuf;  // may be MPI_IN_PLACE
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype recvtype;
+};
+
+// The user's arguments, exactly as given to tucoll_alltoallv; or an MPI_Alltoall's, held in
+// `alltoall` (for algorithms that call the MPI's MPI_Alltoall) and described by the fields
+// above as the same exchange as an alltoallv (every count the same, block j at displacement j).
 struct TypedArgs {
     const void *sendbuf;  // may be MPI_IN_PLACE
     const int *sendcounts;
@@ -24,19 +37,9 @@ struct TypedArgs {
     const int *rdispls;
     MPI_Datatype recvtype;
     MPI_Comm comm;
-    // Set when the call is an MPI_Alltoall (tucoll_alltoall): its own arguments, for algorithms
-    // that call the MPI's MPI_Alltoall; the fields above then describe the same exchange as an
-    // alltoallv (every count the same, block j at displacement j).
-    const struct UniformArgs *alltoall = nullptr;
-};
+    std::optional<UniformArgs> alltoall = std::nullopt;
 
-struct UniformArgs {
-    const void *sendbuf;  // may be MPI_IN_PLACE
-    int sendcount;
-    MPI_Datatype sendtype;
-    void *recvbuf;
-    int recvcount;
-    MPI_Datatype recvtype;
+    bool is_alltoall() const { return alltoall.has_value(); }
 };
 
 // The byte view algorithms work on: block i of the send side is scounts[i] bytes at
@@ -119,10 +122,10 @@ int64_t largest_send_block(const Call &call, int p);
 int reduce_max_block(Context &ctx, int64_t mine, int64_t *m);
 
 // Runs a call through the common driver (core/driver.h): alltoallv, or alltoall when
-// `args.alltoall` is set; blocking, or started as a nonblocking call completed by *request.
+// args.is_alltoall(); blocking, or started as a nonblocking call completed by *request.
 int run(const char *spec, const TypedArgs &args);
 int start_nonblocking(const char *spec, const TypedArgs &args, tucoll_plan **request);
-// A persistent alltoallv, or alltoall when `args.alltoall` is set (collective; its starts are local).
+// A persistent alltoallv, or alltoall when args.is_alltoall() (collective; its starts are local).
 int init_persistent(const char *spec, const TypedArgs &args, tucoll_plan **request);
 
 // One function per algorithm file, returning its registry entry.

@@ -150,7 +150,7 @@ Task run_bytes(Context &ctx, const Algorithm &alg, const Selection &sel, const T
     stats.add_path(path);
     const Call &call = view.call.emplace(Call{a, send.base, view.scounts.data(), view.sdispls.data(), recv.base,
                                               view.rcounts.data(), view.rdispls.data(), known_max_block,
-                                              a.alltoall != nullptr});
+                                              a.is_alltoall()});
     if (recv.packed) return run_and_unpack(ctx, alg, sel, a, prep, call, stats);
     return alg.run(ctx, call, sel.params, stats);
 }
@@ -165,10 +165,10 @@ struct Alltoallv {
     using Args = TypedArgs;
     using Prepared = alltoallv::Prepared;
 
-    static const char *function(const Args &a) { return a.alltoall ? "tucoll_alltoall" : kFn; }
+    static const char *function(const Args &a) { return a.is_alltoall() ? "tucoll_alltoall" : kFn; }
     static MPI_Comm comm(const Args &a) { return a.comm; }
     static const Registry<Algorithm> &entries(const Args &a) {
-        return a.alltoall ? alltoallv::alltoall_registry() : alltoallv::registry();
+        return a.is_alltoall() ? alltoallv::alltoall_registry() : alltoallv::registry();
     }
     static const RegistryBase &registry(const Args &a) { return entries(a); }
 
@@ -209,24 +209,21 @@ struct Alltoallv {
     // A nonblocking call holds its own handles on derived datatypes (the caller may free theirs;
     // the unpacking runs at the end). An MPI_Alltoall's counts, displacements and block types
     // are the communicator's (alltoall/api.cpp), not the caller's, and change with its next call:
-    // copied, as its uniform arguments are.
-    struct KeptUniform {
-        UniformArgs uniform;
+    // copied.
+    struct KeptCounts {
         std::vector<int> scounts, sdispls, rcounts, rdispls;
     };
     template <class Held>  // Pending (a persistent alltoall(v) is a Plan: init below)
     static int keep(Context &ctx, Args *a, Held &call) {
-        if (a->alltoall != nullptr) {
-            KeptUniform &k = call.storage().template get<KeptUniform>();
-            k.uniform = *a->alltoall;
-            a->alltoall = &k.uniform;
+        if (a->is_alltoall()) {
+            KeptCounts &k = call.storage().template get<KeptCounts>();
             const int p = ctx.size();
             a->recvcounts = copy_of(a->recvcounts, p, k.rcounts);
             a->rdispls = copy_of(a->rdispls, p, k.rdispls);
             a->sendcounts = copy_of(a->sendcounts, p, k.scounts);
             a->sdispls = copy_of(a->sdispls, p, k.sdispls);
-            TUCOLL_TRY(call.types().own(&k.uniform.recvtype));
-            if (k.uniform.sendbuf != MPI_IN_PLACE) TUCOLL_TRY(call.types().own(&k.uniform.sendtype));
+            TUCOLL_TRY(call.types().own(&a->alltoall->recvtype));
+            if (a->alltoall->sendbuf != MPI_IN_PLACE) TUCOLL_TRY(call.types().own(&a->alltoall->sendtype));
         }
         TUCOLL_TRY(call.types().own(&a->recvtype));
         if (a->sendbuf != MPI_IN_PLACE) TUCOLL_TRY(call.types().own(&a->sendtype));
@@ -278,7 +275,7 @@ struct Alltoallv {
         if (!alg.typed) return run_bytes(ctx, alg, sel, a, prep, known_max_block, stats);
         stats.add_path("typed");
         const Call &call = ctx.workspace<ByteView>().call.emplace(
-            Call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, known_max_block, a.alltoall != nullptr});
+            Call{a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, known_max_block, a.is_alltoall()});
         return alg.run(ctx, call, sel.params, stats);
     }
 
@@ -336,7 +333,6 @@ struct Plan final : PersistentPlan {
     using PersistentPlan::PersistentPlan;
 
     std::vector<int> scounts, sdispls, rcounts, rdispls;
-    UniformArgs uniform{};  // an alltoall's own arguments (args.alltoall points here)
     TypedArgs args{};
     Prepared prep;
     Selection selection;
@@ -384,10 +380,6 @@ int init(const char *fn, const char *spec, const TypedArgs &in, std::unique_ptr<
     TUCOLL_TRY(new_plan(fn, in.comm, &ctx, &plan));
     const int p = ctx->size();
     plan->args = in;
-    if (in.alltoall != nullptr) {
-        plan->uniform = *in.alltoall;
-        plan->args.alltoall = &plan->uniform;
-    }
     plan->args.recvcounts = copy_of(in.recvcounts, p, plan->rcounts);
     plan->args.rdispls = copy_of(in.rdispls, p, plan->rdispls);
     if (in.sendbuf != MPI_IN_PLACE) {
@@ -399,9 +391,9 @@ int init(const char *fn, const char *spec, const TypedArgs &in, std::unique_ptr<
     // The caller may free derived datatypes after the init (MPI allows it).
     TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.recvtype), fn));
     if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.sendtype), fn));
-    if (in.alltoall != nullptr) {
-        TUCOLL_TRY(prefix_error(plan->types.own(&plan->uniform.recvtype), fn));
-        if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(plan->types.own(&plan->uniform.sendtype), fn));
+    if (plan->args.is_alltoall()) {
+        TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.alltoall->recvtype), fn));
+        if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.alltoall->sendtype), fn));
     }
     Choice choice;
     TUCOLL_TRY(prefix_error(Alltoallv::decide(*ctx, *selected, plan->args, plan->prep, &choice), fn));
@@ -424,7 +416,7 @@ int init(const char *fn, const char *spec, const TypedArgs &in, std::unique_ptr<
 }  // namespace
 
 int init_persistent(const char *spec, const TypedArgs &a, tucoll_plan **request) try {
-    const char *fn = a.alltoall != nullptr ? "tucoll_alltoall_init" : "tucoll_alltoallv_init";
+    const char *fn = a.is_alltoall() ? "tucoll_alltoall_init" : "tucoll_alltoallv_init";
     if (request == nullptr) return failf(MPI_ERR_ARG, "%s: request is NULL", fn);
     *request = TUCOLL_REQUEST_NULL;
     std::unique_ptr<Plan> plan;
@@ -432,7 +424,7 @@ int init_persistent(const char *spec, const TypedArgs &a, tucoll_plan **request)
     *request = plan.release();
     return MPI_SUCCESS;
 } catch (...) {
-    return fail_from_exception(a.alltoall != nullptr ? "tucoll_alltoall_init" : "tucoll_alltoallv_init");
+    return fail_from_exception(a.is_alltoall() ? "tucoll_alltoall_init" : "tucoll_alltoallv_init");
 }
 
 }  // namespace tucoll::alltoallv

@@ -149,7 +149,7 @@ int summarize(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState &st
     local[kBusiest] = local[kTotal];
     *communicated = true;
     if (!state.agreed) return agree_on_table(ctx, state, local, global);
-    if (a.alltoall != nullptr) {
+    if (a.is_alltoall()) {
         // MPI_Alltoall: every rank sends the same block to every rank, so its own counts are
         // everyone's (the signatures match, so the byte counts do).
         std::copy(local, local + kFields, global);
@@ -224,7 +224,7 @@ int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
     if (first) TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
     const char *first_note = first ? "" : ", no reduction";
     if (state.online) {
-        const bool uniform = a.alltoall != nullptr;
+        const bool uniform = a.is_alltoall();
         if (!first && !uniform) return choose_online(ctx, a, type_size, state, scope, out);
         if (!first) TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
         if (first && !uniform) state.late.learn_first(global[kMaxBlock]);
