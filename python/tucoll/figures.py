@@ -34,8 +34,10 @@ FIGURE_DIR = REPO_ROOT / "docs" / "figures"
 STORE = FIGURE_DIR / "data" / "simulated.csv"
 
 # The columns that identify one simulated measurement in the store.
-# requested_size is the size asked for in bytes (-1 for workloads without one, such as a matrix).
-KEY = ["platform", "nprocs", "ppn", "mapping", "collective", "workload", "requested_size", "requested"]
+# requested_size is the size asked for in bytes (-1 for workloads without one, such as a matrix);
+# model is the platform's fingerprint (sim.Platform.fingerprint): a changed machine model is
+# simulated again, and only its current rows are plotted.
+KEY = ["platform", "nprocs", "ppn", "mapping", "collective", "workload", "requested_size", "requested", "model"]
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,9 @@ class Case:
 
     def keys(self) -> list[tuple]:
         sizes = [size_bytes(s) for s in self.sizes] or [-1]
+        model = sim.model_of(self.platform)
         return [(self.platform, self.nprocs, self.resolved_ppn(), self.mapping, self.collective,
-                 self.workload_label(spec), size, spec) for size in sizes for spec in self.specs]
+                 self.workload_label(spec), size, spec, model) for size in sizes for spec in self.specs]
 
     def bench_args(self, specs: list[str], sizes: list[str]) -> list[str]:
         args = [self.collective]
@@ -146,7 +149,8 @@ def reuse_sweep_rows(case: Case, data: pd.DataFrame, done: set[tuple]) -> int:
     specs; returns how many. The sweep ran the same bench arguments (shared buffers, one timed call)."""
     dist = case.workload[case.workload.index("--dist") + 1]
     ppn = case.resolved_ppn()
-    same = data[(data["source"] == case.platform) & (data["nprocs"].astype(str) == str(case.nprocs)) &
+    same = data[(data["source"] == case.platform) & (data["model"] == sim.model_of(case.platform)) &
+                (data["nprocs"].astype(str) == str(case.nprocs)) &
                 (data["ppn"].astype(str) == str(ppn)) & (data["mapping"] == case.mapping) & (data["dist"] == dist) &
                 (data["failed"].astype(str) == "")]
     wanted = {(k[6], k[7]) for k in case.keys() if k not in done and not (case.tagged and k[7] in case.tagged)}
@@ -179,6 +183,7 @@ def store_output(case: Case, specs: list[str], sizes: list[str], stdout: str, wa
     rows.insert(0, "workload", [case.workload_label(spec) for _ in requested_sizes for spec in specs])
     rows.insert(0, "platform", case.platform)
     rows["ppn"] = case.resolved_ppn()
+    rows["model"] = sim.model_of(case.platform)
     rows["sim_wall_s"] = round(wall, 1)
     append_rows(rows)
     return len(rows)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import functools
+import hashlib
 import io
 import json
 import math
@@ -12,7 +14,8 @@ import shlex
 import signal
 import subprocess
 import tempfile
-from dataclasses import dataclass
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tucoll import native, signals
@@ -72,6 +75,23 @@ class Platform:
     # What a local copy or a datatype engine pays per contiguous piece (seconds), beside
     # copy_bandwidth: set by tucoll calibrate, 0 elsewhere.
     copy_piece: float = 0.0
+    # The entry as platforms.json (or the platform's own .json file) gives it.
+    entry: dict = field(default_factory=dict, compare=False)
+
+    def fingerprint(self) -> str:
+        """The simulated machine, as far as a simulated time depends on it: the platform file's
+        content (not its comments), the entry's model fields (all but its summary and file name)
+        and the SimGrid patches. Stored beside simulated times (the figures' store, the sweeps'
+        datasets, the calibration cache) so that a changed model is simulated again rather than
+        its old times reused."""
+        digest = hashlib.sha256(ET.canonicalize(from_file=str(self.file), with_comments=False,
+                                                strip_text=True).encode())
+        fields = {k: v for k, v in self.entry.items() if k not in ("summary", "file")}
+        digest.update(json.dumps(fields, sort_keys=True).encode())
+        for patch in sorted((REPO_ROOT / "sim" / "simgrid-patches").glob("*.patch")):
+            digest.update(patch.name.encode())
+            digest.update(patch.read_bytes())
+        return digest.hexdigest()[:12]
 
     @classmethod
     def load(cls, name: str) -> "Platform":
@@ -94,7 +114,13 @@ class Platform:
         hosts = [f"{prefix}{i}{suffix}" for prefix, count, suffix in entry["hosts"] for i in range(count)]
         return cls(name, base / entry["file"], hosts, entry["ranks_per_node"], entry["vendor"],
                    float(entry["copy_bandwidth"]), entry["summary"], entry.get("ipc"),
-                   float(entry.get("copy_piece", 0.0)))
+                   float(entry.get("copy_piece", 0.0)), entry)
+
+
+@functools.lru_cache(maxsize=None)
+def model_of(platform: str) -> str:
+    """A platform's fingerprint by name (Platform.load), read once per process."""
+    return Platform.load(platform).fingerprint()
 
 
 def platforms() -> dict:

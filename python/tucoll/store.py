@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 # Columns kept as text even when they look numeric ("radix=4", "1", "-").
-TEXT_COLUMNS = {"params": str, "ok": str, "path": str, "requested": str, "chosen": str, "failed": str}
+TEXT_COLUMNS = {"params": str, "ok": str, "path": str, "requested": str, "chosen": str, "failed": str, "model": str}
 
 
 @contextmanager
@@ -33,9 +33,14 @@ def locked(path: Path) -> Iterator[None]:
 
 
 def load(path: Path, key: list[str]) -> pd.DataFrame:
+    """The store's rows; a key column the file predates reads as empty."""
     if not path.is_file():
         return pd.DataFrame(columns=key)
-    return pd.read_csv(path, dtype=TEXT_COLUMNS, keep_default_na=False, low_memory=False)
+    frame = pd.read_csv(path, dtype=TEXT_COLUMNS, keep_default_na=False, low_memory=False)
+    for column in key:
+        if column not in frame.columns:
+            frame[column] = ""
+    return frame
 
 
 def append(path: Path, rows: pd.DataFrame) -> None:

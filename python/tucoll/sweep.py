@@ -31,7 +31,9 @@ from tucoll.build import Build
 # the points half-way between them on a log scale, 3 * 2^k).
 PAPER_SIZES = sorted({2 ** k for k in range(1, 17)} | {3 * 2 ** k for k in range(0, 15)})
 
-KEY = ["source", "nprocs", "ppn", "mapping", "dist", "requested_size", "requested"]
+# model: a simulated platform's fingerprint (sim.Platform.fingerprint), empty for this machine: a
+# changed machine model is swept again, and tables are built from its current rows only.
+KEY = ["source", "nprocs", "ppn", "mapping", "dist", "requested_size", "requested", "model"]
 LOCAL = "local"
 
 
@@ -114,6 +116,10 @@ class Target:
     @property
     def source(self) -> str:
         return self.platform.name if self.platform else LOCAL
+
+    @property
+    def model(self) -> str:
+        return self.platform.fingerprint() if self.platform else ""
 
     def ranks_per_node(self, nprocs: int) -> int:
         if self.ppn:
@@ -223,7 +229,7 @@ class Sweep:
 
     def key(self, cell: Cell) -> tuple:
         return (self.target.source, cell.nprocs, self.target.ranks_per_node(cell.nprocs), self.target.mapping,
-                cell.dist, cell.size, cell.spec)
+                cell.dist, cell.size, cell.spec, self.target.model)
 
     def cells(self) -> tuple[list[Cell], list[str]]:
         """Every cell of the grid, and notes on specs left out (refused by the simulator)."""
@@ -288,6 +294,7 @@ class Sweep:
         rows["dist"] = job.dist
         rows["wall_s"] = round(outcome.wall, 2)
         rows["failed"] = outcome.failed
+        rows["model"] = self.target.model
         store.append(self.dataset, rows)
         return len(rows)
 
@@ -311,6 +318,23 @@ class Sweep:
             yield job, outcomes
 
 
+def current_rows(data: pd.DataFrame) -> pd.DataFrame:
+    """The rows measured on a machine, and the simulated rows of each platform's current model: a
+    dataset may still hold rows of an earlier model (kept, as the store only grows), which must
+    not mix with the current ones. A source that names no platform known here is kept as it is."""
+    if data.empty or "simulated" not in data.columns:
+        return data
+    current = {}
+    for source in data["source"].unique():
+        try:
+            current[source] = sim.model_of(source)
+        except sim.SimError:
+            current[source] = None
+    keep = [simulated != "1" or current[source] in (None, model)
+            for source, simulated, model in zip(data["source"], data["simulated"].astype(str), data["model"])]
+    return data[keep]
+
+
 # The bench job that measures auto's reduction for a shape whose rows lack it: any cheap spec will
 # do, the reduction is timed beside it (tucoll-bench's auto_reduction_us column).
 REDUCTION_PROBE = ("uniform", 16, "tuna:radix=2")
@@ -325,7 +349,7 @@ def fill_reductions(sweep: Sweep, log: Callable[[str], None]) -> int:
     for nprocs in ([] if data.empty else sweep.nprocs):
         ppn = sweep.target.ranks_per_node(nprocs)
         where = {"source": sweep.target.source, "nprocs": str(nprocs), "ppn": str(ppn),
-                 "mapping": sweep.target.mapping}
+                 "mapping": sweep.target.mapping, "model": sweep.target.model}
         mask = pd.Series(True, index=data.index)
         for column, wanted in where.items():
             mask &= data[column].astype(str) == wanted

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from tucoll import native, store
-from tucoll.sweep import KEY
+from tucoll.sweep import KEY, current_rows
 
 # Block-size statistics tucoll-bench reports (bench/workload.h, BlockStats).
 STATS = ["max_block", "mean_block", "busiest_mean_block", "median_block", "std_block", "skew_block", "zero_share",
@@ -43,8 +43,9 @@ class TuningError(RuntimeError):
 # ------------------------------------------------------------------------------------ data
 
 def load(paths: list[Path]) -> pd.DataFrame:
-    """The usable rows of one or more sweep datasets: measured (not failed), not wrong (ok != 0)."""
-    frames = [store.load(Path(p), KEY) for p in paths]
+    """The usable rows of one or more sweep datasets: measured (not failed), not wrong (ok != 0),
+    and where simulated, on the platform's current model (sweep.current_rows)."""
+    frames = [current_rows(store.load(Path(p), KEY)) for p in paths]
     data = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if data.empty:
         raise TuningError(f"no rows in {', '.join(map(str, paths))}")

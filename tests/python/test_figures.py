@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from tucoll import figures
+from tucoll import figures, sim
 
 
 @pytest.fixture(scope="module")
@@ -66,23 +66,43 @@ def test_a_sweeps_rows_of_the_same_run_stand_for_the_untagged_specs(store, tmp_p
     from tucoll import store as store_module
     from tucoll import sweep
 
+    model = sim.model_of("polaris-like")
     rows = [{"source": "polaris-like", "simulated": 1, "requested": spec, "collective": "alltoallv",
              "algorithm": spec.split(":")[0], "nprocs": 64, "ppn": 32, "mapping": "sequential", "dist": dist,
-             "requested_size": 16, "size": 16, "median_us": us, "wall_s": 9.5, "failed": failed}
-            for spec, dist, us, failed in (("vendor", "uniform", 50.0, ""), ("tuna:radix=2", "uniform", 20.0, ""),
-                                           ("auto", "uniform", 1.0, ""), ("tuna:radix=4", "uniform", 0.0, "crash"),
-                                           ("vendor", "powerlaw", 60.0, ""))]
+             "requested_size": 16, "size": 16, "median_us": us, "wall_s": 9.5, "failed": failed, "model": m}
+            for spec, dist, us, failed, m in (("vendor", "uniform", 50.0, "", model),
+                                              ("tuna:radix=2", "uniform", 20.0, "", model),
+                                              ("auto", "uniform", 1.0, "", model),
+                                              ("tuna:radix=4", "uniform", 0.0, "crash", model),
+                                              ("vendor", "powerlaw", 60.0, "", model),
+                                              ("tuna:radix=16", "uniform", 7.0, "", "an-old-model"))]
     pd.DataFrame(rows).to_csv(tmp_path / "sweep.csv", index=False)
     case = figures.Case("polaris-like", 64, "alltoallv", ("auto", "vendor", "tuna:radix=2", "tuna:radix=4"),
                         tag="table x", tagged=("auto",), reuse="sweep.csv")
     data = store_module.load(tmp_path / "sweep.csv", sweep.KEY)
-    assert figures.reuse_sweep_rows(case, data, set()) == 2  # not auto (tagged), not the failed cell, not powerlaw
+    case = figures.Case("polaris-like", 64, "alltoallv", ("auto", "vendor", "tuna:radix=2", "tuna:radix=4",
+                                                         "tuna:radix=16"),
+                        tag="table x", tagged=("auto",), reuse="sweep.csv")
+    # Not auto (tagged), not the failed cell, not powerlaw, not the row of another machine model.
+    assert figures.reuse_sweep_rows(case, data, set()) == 2
     stored = figures.load_store()
     done = figures.done_keys(stored)
     assert {k[7] for k in case.keys() if k in done} == {"vendor", "tuna:radix=2"}
+    assert set(stored["model"]) == {model}
     assert set(stored["workload"]) == {"dist=uniform"} and set(stored["median_us"]) == {50.0, 20.0}
     assert "source" not in stored.columns and set(stored["sim_wall_s"]) == {9.5}
     assert figures.reuse_sweep_rows(case, data, done) == 0
+
+
+def test_a_changed_machine_model_is_simulated_again(store, monkeypatch):
+    case = figures.Case("polaris-like", 64, "alltoallv", ("vendor",), sizes=("16",))
+    figures.append_rows(fake_rows(case, [10.0]))
+    assert all(k in figures.done_keys(figures.load_store()) for k in case.keys())
+    # The platform's file, SimGrid patches or model fields change: so does its fingerprint, and the
+    # stored row no longer stands for the case (nor is it plotted: selection() keys on the model).
+    monkeypatch.setattr(sim, "model_of", lambda platform: "another-model")
+    assert not any(k in figures.done_keys(figures.load_store()) for k in case.keys())
+    assert figures.selection(figures.load_store(), [case]).empty
 
 
 def test_radix_trend_plot_from_stored_rows(store):
@@ -175,3 +195,30 @@ def test_auto_rows_are_not_simulated_with_a_stale_copy_of_the_table(tmp_path, mo
         figures.run_figure(stale_build, figures.FIGURES["auto-check"], timeout=1, progress=print)
     monkeypatch.setenv("TUCOLL_TUNING_FILE", str(source))  # a table named explicitly is the one used
     assert sim.stale_table(stale_build) is None
+
+
+def test_a_fingerprint_follows_the_model_not_its_comments(tmp_path):
+    def fingerprint(name, props=None, note="", **fields):
+        path = sim.derived_platform("polaris-like", props or {}, tmp_path / name / "p.json", note, **fields)
+        return sim.Platform.load(str(path)).fingerprint()
+
+    base = fingerprint("a")
+    assert fingerprint("b", note="a different comment", summary="another summary") == base
+    assert fingerprint("c", copy_piece=1e-8) != base
+    assert fingerprint("d", {"smpi/or": "1us"}) != base
+    assert fingerprint("e", bandwidth_scale=2.0) != base
+
+
+def test_a_table_is_built_from_the_current_models_rows_only(monkeypatch):
+    from tucoll import sweep
+
+    def model_of(platform):
+        if platform != "polaris-like":
+            raise sim.SimError(f"unknown platform {platform!r}")
+        return "now"
+
+    monkeypatch.setattr(sim, "model_of", model_of)
+    data = pd.DataFrame({"source": ["polaris-like", "polaris-like", "local", "my-cluster.json"],
+                         "simulated": ["1", "1", "0", "1"], "model": ["now", "before", "", "x"]})
+    # An earlier model's row goes; this machine's rows and a platform not known here stay.
+    assert sweep.current_rows(data)["model"].tolist() == ["now", "", "x"]

@@ -31,11 +31,11 @@ from tucoll.calibrate.seeds import (CACHE, MACHINE_LIST, OPTIONS, SEEDS, SIMGRID
                                     Parameter, calibration_table,
                                     closed_form, fit, models, ratio_by_p, seeds, validation_points,
                                     validation_table, write_platforms)
-from tucoll.calibrate.simulations import SimCache, SimPoint, model_fingerprint, run_points, simulate_point
+from tucoll.calibrate.simulations import SimCache, SimPoint, run_points, simulate_point
 
 __all__ = ["CACHE", "DOC", "MACHINE_LIST", "OPTIONS", "REPO_ROOT", "SEEDS", "SIMGRID_OPTIONS", "HereFit", "Machine",
            "Mechanisms", "Model", "Parameter", "SimCache", "SimPoint", "Topology", "calibration_table", "closed_form", "fit", "fit_here",
-           "fit_parameter", "fit_tuna_parameter", "here_specs", "here_table", "measure_here", "model_fingerprint", "models",
+           "fit_parameter", "fit_tuna_parameter", "here_specs", "here_table", "measure_here", "models",
            "parameters_table", "probe_here", "queue_walk", "ratio_by_p", "run_points", "seeds", "simulate_point",
            "tuna_rounds", "tuna_time", "validation_points", "validation_table", "vendor_time", "write_doc",
            "write_here_platform", "write_platforms"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,18 +25,6 @@ class SimPoint:
     ppn: int
     size: int
     spec: str
-
-
-def model_fingerprint(platform: sim.Platform) -> str:
-    """The simulated machine: the platform file's content (not its comments) and the SimGrid
-    patches."""
-    digest = hashlib.sha256(ET.canonicalize(from_file=str(platform.file), with_comments=False,
-                                            strip_text=True).encode())
-    digest.update(repr(platform.copy_bandwidth).encode())
-    if platform.copy_piece:  # absent before it existed: the fingerprints of earlier simulations hold
-        digest.update(repr(platform.copy_piece).encode())
-    _digest_files(digest, sorted((REPO_ROOT / "sim" / "simgrid-patches").glob("*.patch")))
-    return digest.hexdigest()[:12]
 
 
 @functools.lru_cache(maxsize=1)
@@ -83,7 +70,7 @@ class SimCache:
 
     def model(self, platform: str) -> str:
         if platform not in self.fingerprints:
-            self.fingerprints[platform] = model_fingerprint(sim.Platform.load(platform))
+            self.fingerprints[platform] = sim.Platform.load(platform).fingerprint()
         return self.fingerprints[platform]
 
     def _key(self, point: SimPoint) -> tuple:
