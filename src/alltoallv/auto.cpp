@@ -212,59 +212,81 @@ int choose_online(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState
     return state.tuner.choose(ctx, global_max, /*uniform=*/false, out);
 }
 
-int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
-    const int p = ctx.size();
-    const Scope scope{p, ctx.topology().max_local_size};
-    AutoState &state = ctx.state<AutoState>();
-    std::string used;
-    char note[200];
-    const bool first = !state.agreed;
+// One decision: the call, the communicator's state, and the summary once it was taken (the
+// first call takes it to agree on the table; later calls only where their chooser needs it).
+struct Decision {
+    Context &ctx;
+    const TypedArgs &a;
+    int64_t type_size;
+    AutoState &state;
+    Scope scope;
+    bool first;
     double global[kFields] = {};
     bool communicated = false;
-    if (first) TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
-    const char *first_note = first ? "" : ", no reduction";
-    if (state.online) {
-        const bool uniform = a.is_alltoall();
-        if (!first && !uniform) return choose_online(ctx, a, type_size, state, scope, out);
-        if (!first) TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
-        if (first && !uniform) state.late.learn_first(global[kMaxBlock]);
-        out->known_max_block = static_cast<int64_t>(global[kMaxBlock]);
-        return state.tuner.choose(ctx, global[kMaxBlock], uniform, out);
-    }
-    if (state.entry == nullptr) {
-        resolve_choice(scope, "vendor", "vendor", out, &used);
-        out->note = std::string(state.table ? "auto: empty tuning table" : "auto: no tuning table") + first_note;
+
+    int summarize() { return alltoallv::summarize(ctx, a, type_size, state, global, &communicated); }
+    // First calls report their agreement in the note; later ones say that they reduced nothing.
+    const char *reduction_note() const { return first ? "" : ", no reduction"; }
+};
+
+// Online tuning: the tuner's choice for the call's size class (auto_online.h).
+int choose_tuned_online(Decision &d, Choice *out) {
+    const bool uniform = d.a.is_alltoall();
+    if (!d.first && !uniform) return choose_online(d.ctx, d.a, d.type_size, d.state, d.scope, out);
+    if (!d.first) TUCOLL_TRY(d.summarize());
+    if (d.first && !uniform) d.state.late.learn_first(d.global[kMaxBlock]);
+    out->known_max_block = static_cast<int64_t>(d.global[kMaxBlock]);
+    return d.state.tuner.choose(d.ctx, d.global[kMaxBlock], uniform, out);
+}
+
+// A table with no entry at all (or no table, in a default mode that does not tune online).
+int choose_without_entry(Decision &d, Choice *out) {
+    std::string used;
+    resolve_choice(d.scope, "vendor", "vendor", out, &used);
+    out->note = std::string(d.state.table ? "auto: empty tuning table" : "auto: no tuning table") + d.reduction_note();
+    return MPI_SUCCESS;
+}
+
+// An entry that names one spec for every workload: resolved once (on the second call; the first
+// reports its agreement), then pointed to with no communication.
+int choose_only_spec(Decision &d, Choice *out) {
+    AutoState &state = d.state;
+    if (state.kept_ready) {
+        out->kept_selection = &state.kept.selection;
+        out->kept_note = &state.kept.note;
         return MPI_SUCCESS;
     }
     const TuningTable &table = *state.table;
-    const TuningTable::Entry &entry = *state.entry;
-    if (state.only_spec != nullptr) {
-        if (state.kept_ready) {
-            out->kept_selection = &state.kept.selection;
-            out->kept_note = &state.kept.note;
-            return MPI_SUCCESS;
-        }
-        Choice &target = first ? *out : state.kept;
-        resolve_choice(scope, *state.only_spec, table.fallback(), &target, &used);
-        if (first) out->known_max_block = static_cast<int64_t>(global[kMaxBlock]);
-        std::snprintf(note, sizeof note, "auto: %s P=%d Q=%d, one spec for every workload%s%s",
-                      basename(table.origin()).c_str(), entry.nprocs, entry.ppn, first_note,
-                      used == *state.only_spec ? "" : " (fallback)");
-        target.note = note;
-        if (!first) {
-            state.kept_ready = true;
-            out->kept_selection = &state.kept.selection;
-            out->kept_note = &state.kept.note;
-        }
-        return MPI_SUCCESS;
+    std::string used;
+    Choice &target = d.first ? *out : state.kept;
+    resolve_choice(d.scope, *state.only_spec, table.fallback(), &target, &used);
+    if (d.first) out->known_max_block = static_cast<int64_t>(d.global[kMaxBlock]);
+    char note[200];
+    std::snprintf(note, sizeof note, "auto: %s P=%d Q=%d, one spec for every workload%s%s",
+                  basename(table.origin()).c_str(), state.entry->nprocs, state.entry->ppn, d.reduction_note(),
+                  used == *state.only_spec ? "" : " (fallback)");
+    target.note = note;
+    if (!d.first) {
+        state.kept_ready = true;
+        out->kept_selection = &state.kept.selection;
+        out->kept_note = &state.kept.note;
     }
-    if (!first) TUCOLL_TRY(summarize(ctx, a, type_size, state, global, &communicated));
-    out->known_max_block = static_cast<int64_t>(global[kMaxBlock]);
-    const BlockSummary summary{global[kMaxBlock], global[kBusiest], global[kTotal]};
+    return MPI_SUCCESS;
+}
+
+// An entry keyed by block-size features: the summary's features looked up in its rules; each
+// spec resolved once.
+int choose_by_features(Decision &d, Choice *out) {
+    AutoState &state = d.state;
+    const TuningTable &table = *state.table;
+    const TuningTable::Entry &entry = *state.entry;
+    if (!d.first) TUCOLL_TRY(d.summarize());
+    out->known_max_block = static_cast<int64_t>(d.global[kMaxBlock]);
+    const BlockSummary summary{d.global[kMaxBlock], d.global[kBusiest], d.global[kTotal]};
     std::vector<double> values;
     std::string shown;
     for (TuningFeature f : table.features()) {
-        values.push_back(summary.feature(f, p));
+        values.push_back(summary.feature(f, d.scope.nprocs));
         char value[64];
         std::snprintf(value, sizeof value, " %s=%.4g", feature_name(f), values.back());
         shown += value;
@@ -273,15 +295,27 @@ int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
     auto known = state.resolved.find(&spec);
     if (known == state.resolved.end()) {
         Choice resolved;
-        resolve_choice(scope, spec, table.fallback(), &resolved, &used);
+        std::string used;
+        resolve_choice(d.scope, spec, table.fallback(), &resolved, &used);
         known = state.resolved.emplace(&spec, AutoState::Resolved{std::move(resolved.selection), used != spec}).first;
     }
     out->kept_selection = &known->second.selection;
+    char note[200];
     std::snprintf(note, sizeof note, "auto: %s P=%d Q=%d%s%s%s", basename(table.origin()).c_str(), entry.nprocs,
-                  entry.ppn, shown.c_str(), communicated ? "" : ", no reduction",
+                  entry.ppn, shown.c_str(), d.communicated ? "" : ", no reduction",
                   known->second.fallback ? " (fallback)" : "");
     out->note = note;
     return MPI_SUCCESS;
+}
+
+int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
+    AutoState &state = ctx.state<AutoState>();
+    Decision d{ctx, a, type_size, state, Scope{ctx.size(), ctx.topology().max_local_size}, !state.agreed};
+    if (d.first) TUCOLL_TRY(d.summarize());  // agrees on the table: which chooser applies
+    if (state.online) return choose_tuned_online(d, out);
+    if (state.entry == nullptr) return choose_without_entry(d, out);
+    if (state.only_spec != nullptr) return choose_only_spec(d, out);
+    return choose_by_features(d, out);
 }
 
 }  // namespace
