@@ -105,8 +105,8 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
             "iteration, deterministic) where the vendor's P^2 messages still simulate in minutes, against the "
             f"closed forms. Largest error: {validation['closed / simulated'].max():.2f}x over, "
             f"{validation['closed / simulated'].min():.2f}x under. Cached in "
-            f"{CACHE.relative_to(REPO_ROOT)} under the simulated machine's fingerprint (platform and SimGrid "
-            "patches) with the library sources each was simulated with (`sources`: the current ones or earlier); "
+            f"{CACHE.relative_to(REPO_ROOT)} under the simulated machine's fingerprint (platform file, its entry's "
+            "model fields and the SimGrid patches: sim.Platform.fingerprint) with the library sources each was simulated with (`sources`: the current ones or earlier); "
             "`tucoll calibrate --validate` simulates what the cache lacks or holds from earlier sources, in "
             "parallel on a Dask cluster (local workers, or `--scheduler tcp://host:port`).",
             "",
