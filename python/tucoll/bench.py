@@ -22,6 +22,16 @@ class BenchError(RuntimeError):
     """tucoll-bench exited with an error; the message carries its output."""
 
 
+def arguments(specs=(), sizes=(), workload=("--dist", "uniform")) -> list[str]:
+    """The part of a tucoll-bench command line that says what to time: each spec (`--alg`, run
+    interleaved in this order), the block sizes (`--sizes`, none for a sizeless workload such as a
+    matrix) and the workload's own options. The one spelling of it for bench, sim, sweep and figure."""
+    args = [a for spec in specs for a in ("--alg", spec)]
+    if sizes:
+        args += ["--sizes", ",".join(map(str, sizes))]
+    return args + list(workload)
+
+
 @dataclass
 class BenchRun:
     collective: str

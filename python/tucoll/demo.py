@@ -11,7 +11,7 @@ import time
 import pandas as pd
 from rich.table import Table
 
-from tucoll.bench import BenchRun, run_bench
+from tucoll.bench import BenchRun, arguments, run_bench
 from tucoll.build import MATRIX_DIR, Build
 from tucoll.report import console as make_console
 from tucoll.report import print_comparison, with_speedup
@@ -44,8 +44,7 @@ def local_comparison(build: Build, console, nprocs: int, sizes: str, iters: int,
     console.print(f"{nprocs} ranks on this machine ({build.mpi_flavor}), block sizes uniform in [0, S]. Every algorithm's "
                   "result is checked against the vendor MPI_Alltoallv (ok = 1). Times are real but come from ranks "
                   "sharing few cores: compare ratios, not absolute values.")
-    frame = run_bench(build, BenchRun("alltoallv", nprocs, ["--dist", "uniform", "--sizes", sizes, "--iters",
-                                                            str(iters), "--check"]))
+    frame = run_bench(build, BenchRun("alltoallv", nprocs, arguments((), [sizes]) + ["--iters", str(iters), "--check"]))
     frame.to_csv(out_dir / "alltoallv.csv", index=False)
     print_comparison(frame, f"alltoallv, P={nprocs}: median of the slowest rank over {iters} interleaved iterations "
                             "(fastest per size in green; auto shows what it chose)", console)
@@ -61,8 +60,7 @@ def simulated_comparison(sim_build: Build | None, console, sizes: str, out_dir) 
         return None
     platform = sim.Platform.load("polaris-like")
     specs = simulated_specs(SIMULATED_NPROCS, platform.ranks_per_node)
-    args = ["alltoallv", *[a for s in specs for a in ("--alg", s)], "--dist", "uniform", "--sizes", sizes,
-            "--format", "csv"]
+    args = ["alltoallv", *arguments(specs, [sizes]), "--format", "csv"]
     run = sim.SimRun(platform, SIMULATED_NPROCS, platform.ranks_per_node, "sequential", platform.vendor, args,
                      shared_buffers=False, check=True)
     started = time.monotonic()

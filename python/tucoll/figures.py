@@ -26,7 +26,7 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from tucoll import sim, store  # noqa: E402
+from tucoll import bench, sim, store  # noqa: E402
 from tucoll import sizes as units  # noqa: E402
 from tucoll.build import MATRIX_DIR, PATTERN_DIR, REPO_ROOT, Build  # noqa: E402
 
@@ -88,12 +88,7 @@ class Case:
                  self.workload_label(spec), size, spec, model) for size in sizes for spec in self.specs]
 
     def bench_args(self, specs: list[str], sizes: list[str]) -> list[str]:
-        args = [self.collective]
-        for spec in specs:
-            args += ["--alg", spec]
-        if sizes:
-            args += ["--sizes", ",".join(sizes)]
-        return args + list(self.workload) + ["--format", "csv"]
+        return [self.collective, *bench.arguments(specs, sizes, self.workload), "--format", "csv"]
 
 
 size_bytes = units.parse

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tucoll import native, sim, store
+from tucoll import bench, native, sim, store
 from tucoll import sizes as units
 from tucoll.bench import BenchError, BenchRun, run_bench
 from tucoll.bench import registry as bench_registry
@@ -138,8 +138,7 @@ class Target:
 
     def run(self, nprocs: int, dist: str, sizes: list[int], specs: list[str]) -> pd.DataFrame:
         """One tucoll-bench job: `specs` interleaved at each of `sizes`; the bench's rows."""
-        args = [a for spec in specs for a in ("--alg", spec)]
-        args += ["--sizes", ",".join(map(str, sizes)), "--dist", dist]
+        args = bench.arguments(specs, sizes, ("--dist", dist))
         ppn = self.ranks_per_node(nprocs)
         if self.platform:
             run = sim.SimRun(self.platform, nprocs, ppn, self.mapping, self.platform.vendor,

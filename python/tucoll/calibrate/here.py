@@ -117,12 +117,11 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
 
 def measure_here(build, iters: int = 20, log=print) -> pd.DataFrame:
     """Uniform alltoallv with the real MPI (tucoll-bench, interleaved) at the fit P and the larger P."""
-    from tucoll.bench import BenchRun, run_bench
+    from tucoll.bench import BenchRun, arguments, run_bench
 
     frames = []
     for nprocs in HERE_NPROCS_FIT + HERE_NPROCS_PREDICT:
-        args = [a for spec in here_specs(nprocs) for a in ("--alg", spec)]
-        args += ["--sizes", ",".join(map(str, HERE_SIZES)), "--dist", "uniform", "--iters", str(iters)]
+        args = arguments(here_specs(nprocs), HERE_SIZES) + ["--iters", str(iters)]
         frames.append(run_bench(build, BenchRun("alltoallv", nprocs, args)))
         log(f"measured P={nprocs}")
     return pd.concat(frames, ignore_index=True)
