@@ -280,6 +280,12 @@ TUCOLL_API const char *tucoll_algorithm_params(const char *collective, const cha
 /* The whole registry (every collective, algorithm, parameter and constraint) as JSON. */
 TUCOLL_API const char *tucoll_registry_json(void);
 
+/* Parses a spec string ("tuna:radix=4,block_count=2K", "ipc:copy=hybrid") without a registry:
+ * *json points to {"name": ..., "params": {key: integer or word, ...}} (values as written, K/M/G
+ * suffixes applied), valid until the calling thread's next call. MPI_ERR_ARG with a message when
+ * it is malformed. The one parser of the spelling, for tools that read specs from data. */
+TUCOLL_API int tucoll_spec_parse(const char *spec, const char **json);
+
 /* Checks a spec string against the registry for a communicator of `nprocs` ranks without
  * running anything: MPI_SUCCESS or MPI_ERR_ARG (see tucoll_error_string). Local. */
 TUCOLL_API int tucoll_check_spec(const char *collective, const char *spec, int nprocs);
@@ -310,6 +316,12 @@ TUCOLL_API const char *tucoll_tuning_table_entry(tucoll_tuning_table_t *table, i
  * order); MPI_ERR_ARG when the table has no entries or nvalues is not the number of features. */
 TUCOLL_API int tucoll_tuning_table_lookup(tucoll_tuning_table_t *table, int nprocs, int ppn, const double *values,
                                           int nvalues, const char **spec);
+
+/* Whether auto reduces the block-size features for a call at (nprocs, ppn) under this table, in
+ * *reduces: 0 where the entry it uses names one spec for every workload (decided with no
+ * communication), 1 where its rules look at the features. MPI_ERR_ARG when the table has no
+ * entries. */
+TUCOLL_API int tucoll_tuning_table_reduces(tucoll_tuning_table_t *table, int nprocs, int ppn, int *reduces);
 
 /* Adds the entries of an online tuning table (TUCOLL_TUNING_SAVE) for the shapes `table` has none
  * for; *added says how many. MPI_ERR_ARG when the features cannot join. */

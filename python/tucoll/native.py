@@ -84,6 +84,15 @@ class TuningTable:
             raise self._library._error(rc)
         return spec.value.decode()
 
+    def reduces(self, nprocs: int, ppn: int) -> bool:
+        """Whether auto reduces the block-size features at (P, Q): not where its entry names one
+        spec for every workload."""
+        out = ctypes.c_int()
+        rc = self._lib.tucoll_tuning_table_reduces(self._handle, nprocs, ppn, ctypes.byref(out))
+        if rc != MPI_SUCCESS:
+            raise self._library._error(rc)
+        return bool(out.value)
+
     def merge(self, online: "TuningTable", origin: str) -> int:
         """Adds the online table's entries for shapes this one lacks; how many were added."""
         added = ctypes.c_int()
@@ -119,6 +128,8 @@ class Library:
         lib.tucoll_tuning_table_lookup.argtypes = [table, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_double),
                                                    ctypes.c_int, ctypes.POINTER(text)]
         lib.tucoll_tuning_table_merge.argtypes = [table, table, text, ctypes.POINTER(ctypes.c_int)]
+        lib.tucoll_tuning_table_reduces.argtypes = [table, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+        lib.tucoll_spec_parse.argtypes = [text, ctypes.POINTER(text)]
         self._lib = lib
 
     def tuning_table(self, text: str, origin: str = "(table)", collective: str = "alltoallv") -> TuningTable:
@@ -130,6 +141,16 @@ class Library:
 
     def _error(self, rc: int) -> SpecError:
         return SpecError(self._lib.tucoll_error_string(rc).decode())
+
+    def parse_spec(self, spec: str) -> tuple[str, dict[str, int | str]]:
+        """("tuna", {"radix": 4}) from "tuna:radix=4", as the library parses it (K/M/G applied;
+        named values such as copy=hybrid stay words); SpecError when it is malformed."""
+        out = ctypes.c_char_p()
+        rc = self._lib.tucoll_spec_parse(spec.encode(), ctypes.byref(out))
+        if rc != MPI_SUCCESS:
+            raise self._error(rc)
+        parsed = json.loads(out.value.decode())
+        return parsed["name"], parsed["params"]
 
     def spec_properties(self, collective: str, spec: str, nprocs: int, ppn: int | None = None) -> SpecProperties:
         """What the library says about `spec` with `nprocs` ranks, `ppn` per node (default: one

@@ -63,11 +63,13 @@ def load(paths: list[Path]) -> pd.DataFrame:
     return data.reset_index(drop=True)
 
 
+@lru_cache(maxsize=None)
 def spec_parts(spec: str) -> tuple[str, dict[str, int | str]]:
-    """("tuna", {"radix": 4}) from "tuna:radix=4"; named values (copy=hybrid) stay strings."""
-    name, _, params = spec.partition(":")
-    pairs = (kv.split("=", 1) for kv in params.split(",") if "=" in kv)
-    return name, {k: int(v) if v.lstrip("-").isdigit() else v for k, v in pairs}
+    """("tuna", {"radix": 4}) from "tuna:radix=4", parsed by the library (the one parser of the
+    spelling, core/spec.cpp); named values (copy=hybrid) stay strings. Callers must not change
+    the dict (it is cached)."""
+    with library_errors():
+        return native.library().parse_spec(spec)
 
 
 # -------------------------------------------------------------------------------- analysis
@@ -569,7 +571,8 @@ def entry_specs(entry: dict) -> list[str]:
 
 def reduces(table: Table, nprocs: int, ppn: int) -> bool:
     """Whether auto reduces the features for (P, Q): not where the entry names one spec."""
-    return len(entry_specs(nearest_entry(table, nprocs, ppn))) > 1
+    with library_errors():
+        return held(table).reduces(nprocs, ppn)
 
 
 def lookup(table: Table, nprocs: int, ppn: int, values: list[float]) -> str:

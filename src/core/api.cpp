@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/record.h"
 #include "core/registry.h"
+#include "core/spec.h"
 #include "tucoll.h"
 
 namespace {
@@ -108,6 +109,20 @@ extern "C" const char *tucoll_algorithm_params(const char *collective, const cha
 extern "C" const char *tucoll_registry_json(void) {
     static const std::string json = registry_as_json().dump(2);
     return json.c_str();
+}
+
+extern "C" int tucoll_spec_parse(const char *spec, const char **json) {
+    if (spec == nullptr || json == nullptr) return tucoll::fail(MPI_ERR_ARG, "tucoll_spec_parse: spec or result is NULL");
+    *json = nullptr;
+    tucoll::Spec parsed;
+    TUCOLL_TRY(tucoll::parse_spec(spec, &parsed));
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    for (const auto &[key, value] : parsed.values) params[key] = value;
+    for (const auto &[key, word] : parsed.words) params[key] = word;
+    thread_local std::string text;
+    text = nlohmann::ordered_json{{"name", parsed.name}, {"params", params}}.dump();
+    *json = text.c_str();
+    return MPI_SUCCESS;
 }
 
 extern "C" int tucoll_check_spec(const char *collective, const char *spec, int nprocs) {

@@ -68,6 +68,16 @@ extern "C" int tucoll_tuning_table_lookup(tucoll_tuning_table_t *table, int npro
     return MPI_SUCCESS;
 }
 
+extern "C" int tucoll_tuning_table_reduces(tucoll_tuning_table_t *table, int nprocs, int ppn, int *reduces) {
+    constexpr const char *fn = "tucoll_tuning_table_reduces";
+    if (table == nullptr) return no_table(fn);
+    if (reduces == nullptr) return tucoll::failf(MPI_ERR_ARG, "%s: NULL argument", fn);
+    const tucoll::TuningTable::Entry *entry = table->table->entry_for(nprocs, ppn);
+    if (entry == nullptr) return tucoll::failf(MPI_ERR_ARG, "%s: the table has no entries", fn);
+    *reduces = tucoll::TuningTable::only_spec(*entry) == nullptr ? 1 : 0;
+    return MPI_SUCCESS;
+}
+
 extern "C" int tucoll_tuning_table_merge(tucoll_tuning_table_t *table, const tucoll_tuning_table_t *online,
                                          const char *origin, int *added) {
     constexpr const char *fn = "tucoll_tuning_table_merge";

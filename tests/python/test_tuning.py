@@ -303,3 +303,19 @@ def test_a_table_is_checked_by_the_library_before_it_is_written(build, tmp_path)
     # The shipped table passes the same check.
     tuning.write_table(json.loads(Path(tuning.__file__).resolve().parents[2].joinpath("tuning/default.json").read_text()),
                        tmp_path / "shipped.json")
+
+
+def test_specs_are_parsed_and_reductions_decided_by_the_library(build):
+    assert tuning.spec_parts("tuna:radix=4,block_count=2K") == ("tuna", {"radix": 4, "block_count": 2048})
+    assert tuning.spec_parts("ipc:copy=hybrid") == ("ipc", {"copy": "hybrid"})
+    assert tuning.spec_parts("vendor") == ("vendor", {})
+    for bad in ("tuna:radix=", "tuna:=4", ":radix=4"):
+        with pytest.raises(tuning.TuningError):
+            tuning.spec_parts(bad)
+    table = table_of(["max_block"], [
+        {"nprocs": 4, "ppn": 4, "rules": [{"below": 64.0, "spec": "spreadout"}, {"below": None, "spec": "spreadout"}]},
+        {"nprocs": 8, "ppn": 8, "rules": [{"below": 64.0, "spec": "spreadout"}, {"below": None, "spec": "vendor"}]}])
+    # One spec under every rule: auto decides with no reduction (core/tuning.cpp's only_spec).
+    assert not tuning.reduces(table, 4, 4) and tuning.reduces(table, 8, 8)
+    with pytest.raises(tuning.TuningError):
+        tuning.reduces(table_of(["max_block"], []), 4, 4)
