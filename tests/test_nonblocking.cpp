@@ -106,7 +106,7 @@ INSTANTIATE_TEST_SUITE_P(Specs, Nonblocking,
                          ::testing::Values("vendor", "linear", "pairwise", "spreadout", "scattered:block_count=2",
                                            "xor", "tuna:radix=2", "tuna:radix=3", "bruck2",
                                            "tuna_coalesced:radix=2,block_count=1", "tuna_staggered:radix=2,block_count=2",
-                                           "staged"),
+                                           "staged", "auto"),
                          [](const ::testing::TestParamInfo<const char *> &info) { return sanitize(info.param); });
 
 TEST(NonblockingOperations, OutstandingAtOnceCompleteInAnyOrder) {

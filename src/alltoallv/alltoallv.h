@@ -100,8 +100,9 @@ struct Choice {
 };
 
 // A meta-algorithm (`auto`) chooses another entry at run time, identically on every rank;
-// `type_size` is the size of the datatype the send counts are in.
-using ChooseFn = int (*)(Context &ctx, const TypedArgs &args, int64_t type_size, Choice *out);
+// `type_size` is the size of the datatype the send counts are in. A Task, as a schedule's step:
+// what it reduces to decide is awaited in a nonblocking call, whose start stays local.
+using ChooseFn = Task (*)(Context &ctx, const TypedArgs &args, int64_t type_size, Choice *out);
 
 struct Algorithm : AlgorithmInfo {
     RunFn run = nullptr;

@@ -251,18 +251,27 @@ struct Alltoallv {
     }
 
     // What runs for this call: `selected`, or on device buffers what can take them, or auto's
-    // choice (with M when auto reduced it, and its note for the statistics).
-    static int decide(Context &ctx, const Selection &selected, const Args &a, const Prepared &prep, Choice *out) {
+    // choice (with M when auto reduced it, and its note for the statistics). A step of the
+    // schedule: auto's reductions are awaited in a nonblocking call; the rest is decided on the
+    // spot (a finished Task).
+    static Task decide(Context &ctx, const Selection &selected, const Args &a, const Prepared &prep, Choice *out) {
         if (prep.device) {
             // Decided locally from the buffers, before auto's reduction: the ranks of a
             // correct program all pass device buffers or none.
-            TUCOLL_TRY(device_choice(ctx, entries(a), entries(a)[selected.index], prep, function(a), &out->selection));
-            if (!entries(a)[selected.index].meta) out->kept_selection = &selected;
-            return MPI_SUCCESS;
+            const int rc = device_choice(ctx, entries(a), entries(a)[selected.index], prep, function(a), &out->selection);
+            if (rc == MPI_SUCCESS && !entries(a)[selected.index].meta) out->kept_selection = &selected;
+            return Task::finished(rc);
         }
         if (const ChooseFn choose = entries(a)[selected.index].choose) return choose(ctx, a, prep.send_type.size, out);
         out->kept_selection = &selected;
-        return MPI_SUCCESS;
+        return Task::finished(MPI_SUCCESS);
+    }
+    // decide() where nothing is deferred (a persistent request's init): it never suspends.
+    static int decide_now(Context &ctx, const Selection &selected, const Args &a, const Prepared &prep, Choice *out) {
+        Task task = decide(ctx, selected, a, prep, out);
+        task.start();
+        TUCOLL_ASSERT(task.done());
+        return task.result();
     }
 
     // Runs the decided entry, typed or on the byte view.
@@ -297,10 +306,18 @@ struct Alltoallv {
     static Task run(Context &ctx, const Selection &selected, const Args &a, Prepared &prep, CallStats &stats) {
         Choice &choice = ctx.workspace<ByteView>().choice;
         choice.reset();
-        const int rc = decide(ctx, selected, a, prep, &choice);
-        if (rc != MPI_SUCCESS) return Task::finished(rc);
+        Task decided = decide(ctx, selected, a, prep, &choice);
+        if (!decided.done()) return run_decided(ctx, std::move(decided), choice, a, prep, stats);  // auto's
+        if (decided.result() != MPI_SUCCESS) return Task::finished(decided.result());
         if (!choice.path().empty()) stats.path = choice.path();
         return execute_choice(ctx, choice, a, prep, stats);
+    }
+    // The rest of run() once the decision waits for its reduction (a nonblocking call's).
+    static Task run_decided(Context &ctx, Task decided, Choice &choice, const Args &a, Prepared &prep,
+                            CallStats &stats) {
+        TUCOLL_CO_TRY(co_await std::move(decided));
+        if (!choice.path().empty()) stats.path = choice.path();
+        co_return co_await execute_choice(ctx, choice, a, prep, stats);
     }
 };
 
@@ -354,7 +371,7 @@ struct Plan final : PersistentPlan {
 Task run_plan(Context &ctx, Plan &plan, CallStats &stats) {
     if (plan.redecide) {
         Choice choice;
-        TUCOLL_CO_TRY(Alltoallv::decide(ctx, plan.meta, plan.args, plan.prep, &choice));
+        TUCOLL_CO_TRY(co_await Alltoallv::decide(ctx, plan.meta, plan.args, plan.prep, &choice));
         if (choice.probe != nullptr) {
             stats.path = "persistent";
             stats.add_path(choice.path());
@@ -396,7 +413,7 @@ int init(const char *fn, const char *spec, const TypedArgs &in, std::unique_ptr<
         if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.alltoall->sendtype), fn));
     }
     Choice choice;
-    TUCOLL_TRY(prefix_error(Alltoallv::decide(*ctx, *selected, plan->args, plan->prep, &choice), fn));
+    TUCOLL_TRY(prefix_error(Alltoallv::decide_now(*ctx, *selected, plan->args, plan->prep, &choice), fn));
     if (choice.probe != nullptr) {
         // auto is exploring: the plan takes no candidate for good (nor its slot, unrun).
         choice.probe->cancel();

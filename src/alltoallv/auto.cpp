@@ -22,6 +22,7 @@
 #include "alltoallv/alltoallv.h"
 #include "alltoallv/auto_online.h"
 #include "core/errors.h"
+#include "core/mpi_step.h"
 #include "core/tuning.h"
 
 namespace tucoll::alltoallv {
@@ -84,32 +85,55 @@ struct AutoState {
 // no guide: tune online.
 constexpr double kNearEntry = 2.0;
 
-int reduce_summary(Context &ctx, const double local[kFields], double global[kFields]) {
+// One allreduce on the private communicator as a step of the call's schedule (core/mpi_step.h):
+// blocking in a blocking call (after what is outstanding, which it could not advance while it
+// waits), started and awaited in a nonblocking one, so that a nonblocking start stays local.
+// `in` and `out` must live until the step ends (the awaiting coroutine's frame).
+Task allreduce(Context &ctx, const void *in, void *out, int count, MPI_Datatype type, MPI_Op op) {
+    return mpi_step(
+        ctx,
+        [&ctx, in, out, count, type, op](MPI_Request *req) {
+            if (req == nullptr) ctx.quiesce();
+            const int rc = req ? MPI_Iallreduce(in, out, count, type, op, ctx.comm(), req)
+                               : MPI_Allreduce(in, out, count, type, op, ctx.comm());
+            return rc == MPI_SUCCESS ? rc : mpi_fail(rc, req ? "MPI_Iallreduce" : "MPI_Allreduce");
+        },
+        [] {});
+}
+
+Task reduce_summary(Context &ctx, const double local[kFields], double global[kFields]) {
     SummaryOp &s = ctx.state<SummaryOp>();
     if (s.record == MPI_DATATYPE_NULL) {
         MPI_Datatype record;
-        TUCOLL_MPI(MPI_Type_contiguous(kFields, MPI_DOUBLE, &record));
-        TUCOLL_MPI(MPI_Type_commit(&record));
+        if (const int rc = MPI_Type_contiguous(kFields, MPI_DOUBLE, &record); rc != MPI_SUCCESS) {
+            return Task::finished(mpi_fail(rc, "MPI_Type_contiguous"));
+        }
+        if (const int rc = MPI_Type_commit(&record); rc != MPI_SUCCESS) return Task::finished(mpi_fail(rc, "MPI_Type_commit"));
         s.record = record;
     }
-    if (s.op == MPI_OP_NULL) TUCOLL_MPI(MPI_Op_create(combine, /*commute=*/1, &s.op));
-    ctx.quiesce();
-    TUCOLL_MPI(MPI_Allreduce(local, global, 1, s.record, s.op, ctx.comm()));
-    return MPI_SUCCESS;
+    if (s.op == MPI_OP_NULL) {
+        if (const int rc = MPI_Op_create(combine, /*commute=*/1, &s.op); rc != MPI_SUCCESS) {
+            return Task::finished(mpi_fail(rc, "MPI_Op_create"));
+        }
+    }
+    return allreduce(ctx, local, global, 1, s.record, s.op);
 }
 
-// The first call: one allreduce agrees on the table (and gives this call's summary).
-int agree_on_table(Context &ctx, AutoState &state, double local[kFields], double global[kFields]) {
-    std::string problem;
+// The first call: what this rank read (the table's fingerprint, TUCOLL_AUTO's mode, a problem)
+// goes into its summary, which one allreduce then agrees on (settle_agreement).
+void offer_table(AutoState &state, double local[kFields], std::string *problem) {
     AutoMode mode = AutoMode::kDefault;
-    if (const int rc = auto_mode(&mode); rc != MPI_SUCCESS) problem = last_message(rc);
-    if (mode != AutoMode::kOnline && problem.empty()) load_tuning_table("alltoallv", &state.table, &problem);
+    if (const int rc = auto_mode(&mode); rc != MPI_SUCCESS) *problem = last_message(rc);
+    if (mode != AutoMode::kOnline && problem->empty()) load_tuning_table("alltoallv", &state.table, problem);
     local[kPrint] = state.table ? state.table->fingerprint() : 0;
     local[kNegPrint] = -local[kPrint];
-    local[kProblem] = problem.empty() ? 0 : 1;
+    local[kProblem] = problem->empty() ? 0 : 1;
     local[kMode] = static_cast<double>(mode);
     local[kNegMode] = -local[kMode];
-    TUCOLL_TRY(reduce_summary(ctx, local, global));
+}
+
+int settle_agreement(Context &ctx, AutoState &state, const std::string &problem, const double global[kFields]) {
+    const AutoMode mode = static_cast<AutoMode>(static_cast<int>(global[kMode]));
     if (global[kProblem] > 0) {
         return fail(MPI_ERR_OTHER, "auto: " + (problem.empty() ? std::string("another rank could not use its tuning table")
                                                                : problem));
@@ -133,40 +157,6 @@ int agree_on_table(Context &ctx, AutoState &state, double local[kFields], double
     if (state.online) state.max_only = true;  // the size class needs the largest block only
     state.agreed = true;
     return MPI_SUCCESS;
-}
-
-// This call's summary on every rank, with as little communication as the entry needs.
-int summarize(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState &state, double global[kFields],
-              bool *communicated) {
-    const int p = ctx.size();
-    const int *counts = a.sendbuf == MPI_IN_PLACE ? a.recvcounts : a.sendcounts;
-    double local[kFields] = {};
-    for (int i = 0; i < p; ++i) {
-        const double bytes = static_cast<double>(counts[i]) * static_cast<double>(type_size);
-        local[kMaxBlock] = std::max(local[kMaxBlock], bytes);
-        local[kTotal] += bytes;
-    }
-    local[kBusiest] = local[kTotal];
-    *communicated = true;
-    if (!state.agreed) return agree_on_table(ctx, state, local, global);
-    if (a.is_alltoall()) {
-        // MPI_Alltoall: every rank sends the same block to every rank, so its own counts are
-        // everyone's (the signatures match, so the byte counts do).
-        std::copy(local, local + kFields, global);
-        global[kTotal] = local[kTotal] * p;
-        *communicated = false;
-        return MPI_SUCCESS;
-    }
-    if (state.max_only) {
-        double in[2] = {local[kMaxBlock], local[kBusiest]}, out[2];
-        ctx.quiesce();
-        TUCOLL_MPI(MPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_MAX, ctx.comm()));
-        global[kMaxBlock] = out[0];
-        global[kBusiest] = out[1];
-        global[kTotal] = -1;  // not reduced; no feature of the table needs it
-        return MPI_SUCCESS;
-    }
-    return reduce_summary(ctx, local, global);
 }
 
 std::string basename(const std::string &path) {
@@ -212,8 +202,9 @@ int choose_online(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState
     return state.tuner.choose(ctx, global_max, /*uniform=*/false, out);
 }
 
-// One decision: the call, the communicator's state, and the summary once it was taken (the
-// first call takes it to agree on the table; later calls only where their chooser needs it).
+// One decision: the call, the communicator's state, and its summary — local, then reduced where
+// a chooser needs it (the first call always: it agrees on the table). It lives in choose()'s
+// frame, so that a nonblocking call's reduction has its buffers until it completes.
 struct Decision {
     Context &ctx;
     const TypedArgs &a;
@@ -221,19 +212,67 @@ struct Decision {
     AutoState &state;
     Scope scope;
     bool first;
+    double local[kFields] = {};
     double global[kFields] = {};
-    bool communicated = false;
+    double max_in[2] = {}, max_out[2] = {};
+    bool agreeing = false, max_reduced = false, communicated = false;
+    std::string problem = {};  // what this rank could not read (the first call)
 
-    int summarize() { return alltoallv::summarize(ctx, a, type_size, state, global, &communicated); }
     // First calls report their agreement in the note; later ones say that they reduced nothing.
     const char *reduction_note() const { return first ? "" : ", no reduction"; }
 };
 
+// This call's summary on every rank, with as little communication as the entry needs: the
+// reduction as a step of the schedule (allreduce), whose result finish_summary reads.
+Task summarize(Context &ctx, Decision &d) {
+    const int p = ctx.size();
+    const int *counts = d.a.sendbuf == MPI_IN_PLACE ? d.a.recvcounts : d.a.sendcounts;
+    std::fill(d.local, d.local + kFields, 0.0);
+    for (int i = 0; i < p; ++i) {
+        const double bytes = static_cast<double>(counts[i]) * static_cast<double>(d.type_size);
+        d.local[kMaxBlock] = std::max(d.local[kMaxBlock], bytes);
+        d.local[kTotal] += bytes;
+    }
+    d.local[kBusiest] = d.local[kTotal];
+    d.communicated = true;
+    d.agreeing = !d.state.agreed;
+    d.max_reduced = false;
+    if (d.agreeing) {
+        offer_table(d.state, d.local, &d.problem);
+        return reduce_summary(ctx, d.local, d.global);
+    }
+    if (d.a.is_alltoall()) {
+        // MPI_Alltoall: every rank sends the same block to every rank, so its own counts are
+        // everyone's (the signatures match, so the byte counts do).
+        std::copy(d.local, d.local + kFields, d.global);
+        d.global[kTotal] = d.local[kTotal] * p;
+        d.communicated = false;
+        return Task::finished(MPI_SUCCESS);
+    }
+    if (d.state.max_only) {
+        d.max_in[0] = d.local[kMaxBlock];
+        d.max_in[1] = d.local[kBusiest];
+        d.max_reduced = true;
+        return allreduce(ctx, d.max_in, d.max_out, 2, MPI_DOUBLE, MPI_MAX);
+    }
+    return reduce_summary(ctx, d.local, d.global);
+}
+
+int finish_summary(Decision &d) {
+    if (d.agreeing) return settle_agreement(d.ctx, d.state, d.problem, d.global);
+    if (d.max_reduced) {
+        d.global[kMaxBlock] = d.max_out[0];
+        d.global[kBusiest] = d.max_out[1];
+        d.global[kTotal] = -1;  // not reduced; no feature of the table needs it
+    }
+    return MPI_SUCCESS;
+}
+
 // Online tuning: the tuner's choice for the call's size class (auto_online.h).
+// Its reductions still block at a nonblocking start (auto_online.h).
 int choose_tuned_online(Decision &d, Choice *out) {
     const bool uniform = d.a.is_alltoall();
     if (!d.first && !uniform) return choose_online(d.ctx, d.a, d.type_size, d.state, d.scope, out);
-    if (!d.first) TUCOLL_TRY(d.summarize());
     if (d.first && !uniform) d.state.late.learn_first(d.global[kMaxBlock]);
     out->known_max_block = static_cast<int64_t>(d.global[kMaxBlock]);
     return d.state.tuner.choose(d.ctx, d.global[kMaxBlock], uniform, out);
@@ -280,7 +319,6 @@ int choose_by_features(Decision &d, Choice *out) {
     AutoState &state = d.state;
     const TuningTable &table = *state.table;
     const TuningTable::Entry &entry = *state.entry;
-    if (!d.first) TUCOLL_TRY(d.summarize());
     out->known_max_block = static_cast<int64_t>(d.global[kMaxBlock]);
     const BlockSummary summary{d.global[kMaxBlock], d.global[kBusiest], d.global[kTotal]};
     std::vector<double> values;
@@ -308,14 +346,23 @@ int choose_by_features(Decision &d, Choice *out) {
     return MPI_SUCCESS;
 }
 
-int choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
+// A coroutine: the reductions are steps of the call's schedule (see allreduce).
+Task choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
     AutoState &state = ctx.state<AutoState>();
     Decision d{ctx, a, type_size, state, Scope{ctx.size(), ctx.topology().max_local_size}, !state.agreed};
-    if (d.first) TUCOLL_TRY(d.summarize());  // agrees on the table: which chooser applies
-    if (state.online) return choose_tuned_online(d, out);
-    if (state.entry == nullptr) return choose_without_entry(d, out);
-    if (state.only_spec != nullptr) return choose_only_spec(d, out);
-    return choose_by_features(d, out);
+    // The first call agrees on the table, which says which chooser applies; later calls take
+    // the summary only where theirs needs it.
+    const auto needs_summary = [&] {
+        return d.first || (state.online ? a.is_alltoall() : state.entry != nullptr && state.only_spec == nullptr);
+    };
+    if (needs_summary()) {
+        TUCOLL_CO_TRY(co_await summarize(ctx, d));
+        TUCOLL_CO_TRY(finish_summary(d));
+    }
+    if (state.online) co_return choose_tuned_online(d, out);
+    if (state.entry == nullptr) co_return choose_without_entry(d, out);
+    if (state.only_spec != nullptr) co_return choose_only_spec(d, out);
+    co_return choose_by_features(d, out);
 }
 
 }  // namespace
