@@ -243,7 +243,7 @@ def tuna_specs(nprocs: int, radices=RADICES) -> tuple[str, ...]:
     return tuple(f"tuna:radix={r}" for r in radices if r < nprocs - 1)
 
 
-# At P = 4096 one spec takes about 6 minutes and 6.5 GB here (RESULTS section 6): 16 B only, one
+# At P = 4096 one spec takes about 6 minutes and 6.5 GB here (docs/results/06-simulation-cost.md): 16 B only, one
 # simulation per radix so that each result is stored as soon as it is there.
 LARGE_TREND_NPROCS = 4096
 LARGE_TREND_RADICES = (2, 4, 8, 16, 32, 64)
@@ -281,11 +281,11 @@ def plot_radix_trends(data: pd.DataFrame, out: Path) -> str:
 
 
 # Past P = 1024, the radices that won at smaller P and their neighbours, one simulation per spec so
-# that each result is stored as soon as it is there (RESULTS section 6 has their cost). The vendor
+# that each result is stored as soon as it is there (docs/results/06-simulation-cost.md has their cost). The vendor
 # posts P^2 messages: at 16 B it takes 5 minutes at 2048 and 22 at 4096; at 1 KiB 11 minutes at
 # 1024 and 51 at 2048, so past 2048 1 KiB is TuNA only, with the radix that won at 1024 (TuNA r = 32
 # at 1 KiB and 4096 alone took 29 minutes; the vendor there gains some 10 us of simulated time per
-# wall minute and would need 10 hours or more, RESULTS section 2). The 16 B radices at 4096 are
+# wall minute and would need 10 hours or more, docs/results/02-tuna-vs-vendor.md). The 16 B radices at 4096 are
 # the radix trends' own cases. At 16 KiB past 1024 TuNA alone, with the radix that won at 1024
 # (10 minutes at 2048, 37 at 4096 with vm.max_map_count raised; the vendor would take about 7 hours
 # at 2048).
@@ -363,7 +363,7 @@ HIER_SIZES = ("16", "16K")  # the ends of the paper's range, where it reports op
 
 
 # 16, 32 and 64 nodes: only the pair of each variant that won at 8 nodes, and flat TuNA (a search
-# there would cost hours, RESULTS section 3).
+# there would cost hours, docs/results/03-hierarchical.md).
 HIER_LARGE_NPROCS = (768, 1536, 3072)
 
 
@@ -372,7 +372,7 @@ def hier_large_specs(nprocs: int, size: str) -> tuple[str, ...]:
     # coalesced sending to every other node at once (47 616 flows at P = 1536) makes its clock
     # crawl, and staggered with 32 in flight (98 304 flows at 3072) did not finish in 2 h 15 min.
     # The batch of 4 costs coalesced 4.3 % at 8 nodes and 16 B and 22 % at 16 nodes and 16 KiB,
-    # staggered 1.9 % at 32 nodes and 16 B (RESULTS section 3).
+    # staggered 1.9 % at 32 nodes and 16 B (docs/results/03-hierarchical.md).
     batch = 32 if nprocs <= HIER_LARGE_NPROCS[0] else 4
     return {  # staggered, the longest to simulate, last
         "16": (f"tuna_coalesced:radix=2,block_count={batch}", "tuna:radix=16",
