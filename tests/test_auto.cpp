@@ -445,16 +445,7 @@ TEST(Auto, ANonblockingStartIsLocalWhileItsReductionsRun) {
     if (p < 2) GTEST_SKIP() << "needs two ranks";
     TableFile table(table_text(entry(p, p, three_way_rules())));
     ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
-    MPI_Comm comm = MPI_COMM_NULL;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    {  // making the communicator's context is collective: a first call that is not auto's
-        std::vector<int> ones(p, 1), displs(p);
-        for (int j = 0; j < p; ++j) displs[j] = j;
-        std::vector<char> send(p, 1), recv(p);
-        ASSERT_EQ(tucoll_alltoallv_with("pairwise", send.data(), ones.data(), displs.data(), MPI_CHAR, recv.data(),
-                                        ones.data(), displs.data(), MPI_CHAR, comm),
-                  MPI_SUCCESS);
-    }
+    MPI_Comm comm = fresh_communicator();  // its context made by a call that is not auto's
     for (const auto &[bytes, expected] : {std::pair<int, const char *>{3, "tuna:radix=2"}, {100, "pairwise"},
                                           {5000, "xor"}}) {
         std::vector<int> counts(p, bytes), displs(p);
@@ -463,11 +454,10 @@ TEST(Auto, ANonblockingStartIsLocalWhileItsReductionsRun) {
         for (size_t k = 0; k < send.size(); ++k) send[k] = static_cast<char>(me * 7 + k);
         MPI_Alltoall(send.data(), bytes, MPI_CHAR, want.data(), bytes, MPI_CHAR, MPI_COMM_WORLD);
         tucoll_request_t request = TUCOLL_REQUEST_NULL;
-        int token = 0;
-        if (me == 1) MPI_Recv(&token, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        const int rc = tucoll_ialltoallv_with("auto", send.data(), counts.data(), displs.data(), MPI_CHAR, recv.data(),
-                                              counts.data(), displs.data(), MPI_CHAR, comm, &request);
-        if (me == 0) MPI_Send(&token, 1, MPI_INT, 1, 99, MPI_COMM_WORLD);
+        const int rc = start_before_rank_1_starts([&] {
+            return tucoll_ialltoallv_with("auto", send.data(), counts.data(), displs.data(), MPI_CHAR, recv.data(),
+                                          counts.data(), displs.data(), MPI_CHAR, comm, &request);
+        });
         EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
         EXPECT_EQ(tucoll_wait(&request), MPI_SUCCESS);
         tucoll_stats_t stats{};

@@ -24,26 +24,6 @@ int start(const char *spec, TypedExchange &x, tucoll_request_t *request, MPI_Com
                                   b.recv.data(), b.recvcounts.data(), b.rdispls.data(), x.types.recv, comm, request);
 }
 
-// A duplicate of MPI_COMM_WORLD with tucoll's context made (that is collective) and no
-// nonblocking call made on it yet: its pool of requests is empty.
-MPI_Comm fresh_communicator() {
-    MPI_Comm comm = MPI_COMM_NULL;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    EXPECT_TRUE(uniform_int_alltoallv("pairwise", 1, comm));
-    return comm;
-}
-
-// Runs `start` on every rank, on rank 1 only once rank 0's has returned: a start that waited for
-// the other ranks would never return. Returns start's result.
-template <class Start>
-int start_before_rank_1_starts(Start start) {
-    int token = 0;
-    if (world_rank() == 1) MPI_Recv(&token, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    const int rc = start();
-    if (world_rank() == 0) MPI_Send(&token, 1, MPI_INT, 1, 99, MPI_COMM_WORLD);
-    return rc;
-}
-
 // Completes `request` by tucoll_test alone; returns its result.
 int test_until_done(tucoll_request_t *request) {
     int flag = 0, rc = MPI_SUCCESS;

@@ -43,6 +43,13 @@ bool setup_agreed(const std::string &err, MPI_Comm comm) {
     return false;
 }
 
+MPI_Comm fresh_communicator() {
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    EXPECT_TRUE(uniform_int_alltoallv("pairwise", 1, comm));
+    return comm;
+}
+
 bool uniform_int_alltoallv(const std::string &spec, int n, MPI_Comm comm) {
     int p = 1, me = 0;
     MPI_Comm_size(comm, &p);

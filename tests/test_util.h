@@ -53,6 +53,21 @@ bool setup_agreed(const std::string &err, MPI_Comm comm = MPI_COMM_WORLD);
 // through tucoll_alltoallv_with(spec) on `comm`; true on every rank iff every result is right.
 bool uniform_int_alltoallv(const std::string &spec, int n, MPI_Comm comm);
 
+// A duplicate of MPI_COMM_WORLD with tucoll's context made (that is collective) and no
+// nonblocking call made on it yet: its pool of requests is empty.
+MPI_Comm fresh_communicator();
+
+// Runs `start` on every rank, on rank 1 only once rank 0's has returned: a start that waited for
+// the other ranks would never return. Returns start's result.
+template <class Start>
+int start_before_rank_1_starts(Start start) {
+    int token = 0;
+    if (world_rank() == 1) MPI_Recv(&token, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    const int rc = start();
+    if (world_rank() == 0) MPI_Send(&token, 1, MPI_INT, 1, 99, MPI_COMM_WORLD);
+    return rc;
+}
+
 // A duplicate of MPI_COMM_WORLD declaring q ranks per node (0: as detected), made once per q.
 MPI_Comm comm_with_ppn(int q);
 

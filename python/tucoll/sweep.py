@@ -10,6 +10,7 @@ stored with the reason in `failed` and are not retried unless --retry-failed.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import subprocess
@@ -117,8 +118,9 @@ class Target:
     def source(self) -> str:
         return self.platform.name if self.platform else LOCAL
 
-    @property
+    @functools.cached_property
     def model(self) -> str:
+        """The platform's fingerprint (read once: Sweep.key asks for it per cell), empty here."""
         return self.platform.fingerprint() if self.platform else ""
 
     def ranks_per_node(self, nprocs: int) -> int:

@@ -215,7 +215,7 @@ struct Decision {
     double local[kFields] = {};
     double global[kFields] = {};
     double max_in[2] = {}, max_out[2] = {};
-    bool agreeing = false, max_reduced = false, communicated = false;
+    bool max_reduced = false, communicated = false;
     std::string problem = {};  // what this rank could not read (the first call)
 
     // First calls report their agreement in the note; later ones say that they reduced nothing.
@@ -235,9 +235,8 @@ Task summarize(Context &ctx, Decision &d) {
     }
     d.local[kBusiest] = d.local[kTotal];
     d.communicated = true;
-    d.agreeing = !d.state.agreed;
     d.max_reduced = false;
-    if (d.agreeing) {
+    if (d.first) {
         offer_table(d.state, d.local, &d.problem);
         return reduce_summary(ctx, d.local, d.global);
     }
@@ -259,7 +258,7 @@ Task summarize(Context &ctx, Decision &d) {
 }
 
 int finish_summary(Decision &d) {
-    if (d.agreeing) return settle_agreement(d.ctx, d.state, d.problem, d.global);
+    if (d.first) return settle_agreement(d.ctx, d.state, d.problem, d.global);
     if (d.max_reduced) {
         d.global[kMaxBlock] = d.max_out[0];
         d.global[kBusiest] = d.max_out[1];
@@ -268,8 +267,8 @@ int finish_summary(Decision &d) {
     return MPI_SUCCESS;
 }
 
-// Online tuning: the tuner's choice for the call's size class (auto_online.h).
-// Its reductions still block at a nonblocking start (auto_online.h).
+// Online tuning: the tuner's choice for the call's size class; its reductions still block at a
+// nonblocking start (auto_online.h).
 int choose_tuned_online(Decision &d, Choice *out) {
     const bool uniform = d.a.is_alltoall();
     if (!d.first && !uniform) return choose_online(d.ctx, d.a, d.type_size, d.state, d.scope, out);
