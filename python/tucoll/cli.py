@@ -19,6 +19,52 @@ from tucoll.report import console as make_console
 from tucoll.report import print_comparison
 
 
+# ------------------------------------------------------------------ the arguments, by command
+
+MPI_BUILD = "$TUCOLL_BUILD_DIR or ./build"
+SIMGRID_BUILD = "build-sim/ (make sim-build)"
+TARGET_BUILD = f"{SIMGRID_BUILD} with --platform, else {MPI_BUILD}"
+
+
+def rank_list(text: str) -> list[int]:
+    """--np of sweep, tune and figure: comma-separated numbers of ranks."""
+    return [int(p) for p in text.split(",")]
+
+
+def with_build(sp: argparse.ArgumentParser, default: str = MPI_BUILD) -> argparse.ArgumentParser:
+    sp.add_argument("--build-dir", help=f"CMake build directory (default: {default})")
+    return sp
+
+
+def with_cluster(sp: argparse.ArgumentParser) -> None:
+    """Where independent simulations run (tucoll.cluster)."""
+    sp.add_argument("--scheduler", help="run the simulations on this Dask scheduler's workers (tcp://host:port; "
+                                        "default: local worker processes)")
+    sp.add_argument("--workers", type=int, help="local Dask workers, one simulation each (default: one per core)")
+
+
+def with_target(sp: argparse.ArgumentParser, np_help: str, iters: str, timeout: str) -> None:
+    """Where benchmarks run, for sweep_target: a simulated platform or this machine."""
+    sp.add_argument("--platform", help="simulate on this platform (uses the SimGrid build); default: this machine")
+    sp.add_argument("--np", required=True, type=rank_list, help=np_help)
+    sp.add_argument("--ppn", type=int, help="ranks per node (default: the platform's; this machine: all on one node)")
+    sp.add_argument("--iters", type=int, default=20, help=iters)
+    sp.add_argument("--timeout", type=float, help=timeout)
+    sp.add_argument("--force", action="store_true",
+                    help="simulate all-at-once algorithms even where it takes hours")
+    with_cluster(sp)
+
+
+def with_datasets(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    sp.add_argument("datasets", nargs="+", type=Path, help="sweep datasets (tucoll sweep)")
+    return sp
+
+
+def with_model_options(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    sp.add_argument("--seed", type=int, default=0, help="seed of the split and the models (default 0)")
+    return sp
+
+
 def cmd_algorithms(args: argparse.Namespace) -> int:
     reg = registry(Build.find(args.build_dir))
     console = make_console()
@@ -34,6 +80,11 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_algorithms(sub) -> None:
+    with_build(sub.add_parser("algorithms", help="list the registered algorithms and their parameters")) \
+        .set_defaults(func=cmd_algorithms)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     build = Build.find(args.build_dir)
     frame = run_bench(build, BenchRun(args.collective, args.np, args.bench_args))
@@ -43,6 +94,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     print_comparison(frame, f"{args.collective}: P={args.np}, dist={first['dist']}, type={first['type']}, "
                             f"median of the slowest rank over {first['iters']} interleaved iterations")
     return 0 if (frame["ok"] != "0").all() else 1
+
+
+def add_bench(sub) -> None:
+    b = with_build(sub.add_parser("bench", help="run tucoll-bench under the MPI launcher and show a comparison",
+                                  description="Arguments after the collective go to tucoll-bench unchanged, "
+                                              "e.g. `tucoll bench alltoallv -n 4 --dist powerlaw --size 1K`."))
+    b.add_argument("collective", help="alltoallv, ...")
+    b.add_argument("-n", "--np", type=int, default=4, help="number of ranks (default 4)")
+    b.add_argument("--csv", help="also write the rows to this CSV file")
+    b.set_defaults(func=cmd_bench)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -55,6 +116,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
         sim_build = None
     return run_demo(Build.find(args.build_dir), nprocs=args.np, sizes=args.sizes, iters=args.iters,
                     sim_build=sim_build)
+
+
+def add_demo(sub) -> None:
+    d = with_build(sub.add_parser("demo", help="the main job: correctness, a comparison here and on a simulated cluster, "
+                                               "an application"))
+    d.add_argument("-n", "--np", type=int, default=4, help="number of ranks (default 4)")
+    d.add_argument("--sizes", default="64,1K,16K", help="largest block sizes S (default 64,1K,16K)")
+    d.add_argument("--iters", type=int, default=50, help="timed iterations (default 50)")
+    d.add_argument("--sim-build-dir", help="SimGrid build for the simulated comparison (default build-sim/; skipped "
+                                           "when absent)")
+    d.set_defaults(func=cmd_demo)
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
@@ -79,6 +151,40 @@ def cmd_sim(args: argparse.Namespace) -> int:
             if line.startswith("[tucoll]"):
                 print(line, file=sys.stderr)
     return proc.returncode
+
+
+def add_sim(sub) -> None:
+    from tucoll import sim
+
+    sm = with_build(sub.add_parser(
+        "sim", help="run tucoll-bench on a SimGrid-modelled cluster (times are simulated)",
+        description="Everything after -- goes to tucoll-bench, e.g. `tucoll sim --platform polaris-like --np 256 -- "
+                    "alltoallv --alg vendor --alg tuna:radix=2 --size 16`. Uses the SimGrid build "
+                    "(make sim-build; default build-sim/). Results are checked against the vendor MPI unless "
+                    "--no-check or --shared-buffers."), SIMGRID_BUILD)
+    sm.add_argument("--platform", required=True,
+                    help=f"one of sim/platforms/platforms.json: {', '.join(sim.platform_names())}; or a "
+                         "platform's own .json file (one entry of that form)")
+    sm.add_argument("--np", type=int, required=True, help="simulated ranks")
+    sm.add_argument("--ppn", type=int, help="ranks per node (default: the platform's); the nodes are the regions "
+                                            "node-aware algorithms see")
+    sm.add_argument("--mapping", choices=["sequential", "cyclic"], default="sequential",
+                    help="ranks fill nodes in turn (sequential) or go round-robin over them (cyclic)")
+    sm.add_argument("--vendor", choices=["ompi", "mpich"], help="whose collective selection the vendor baseline "
+                                                                "follows (default: the platform's)")
+    sm.add_argument("--no-check", action="store_true", help="do not compare results with the vendor's")
+    sm.add_argument("--shared-buffers", action="store_true",
+                    help="SMPI shared allocations for data (fits thousands of ranks in memory; no check)")
+    sm.add_argument("--all-iterations", action="store_true",
+                    help="simulate the bench's --iters as given (default: one timed iteration, since a simulation "
+                         "is deterministic and further iterations repeat the first; no warmup unless the bench "
+                         "arguments give --warmup)")
+    sm.add_argument("--program", default="tucoll-bench",
+                    help="a program of the SimGrid build to run instead of tucoll-bench, e.g. transitive_closure "
+                         "(its arguments after --, passed as they are)")
+    sm.add_argument("--force", action="store_true", help="run even when the flow estimate says it takes hours")
+    sm.add_argument("--timeout", type=float, help="give up after this many seconds of wall time")
+    sm.set_defaults(func=cmd_sim)
 
 
 def cmd_figure(args: argparse.Namespace) -> int:
@@ -106,6 +212,21 @@ def cmd_figure(args: argparse.Namespace) -> int:
         console.print(f"[bold]{fig.title}[/bold] -> {out.relative_to(sim.REPO_ROOT)} (simulated times)")
         console.print(summary, markup=False, highlight=False)
     return 0
+
+
+def add_figure(sub) -> None:
+    fg = with_build(sub.add_parser(
+        "figure", help="reproduce the papers' scaling figures by simulation (docs/RESULTS.md)",
+        description="Simulates what docs/figures/data/simulated.csv lacks for each named figure (resumable), "
+                    "then writes docs/figures/NAME.png and prints a summary. Uses the SimGrid build."), SIMGRID_BUILD)
+    fg.add_argument("names", nargs="+", help="figure names, `all`, or `list`")
+    fg.add_argument("--plot-only", action="store_true", help="plot from the stored results, simulate nothing")
+    fg.add_argument("--timeout", type=float, help="give up on one simulation after this many seconds")
+    fg.add_argument("--np", type=rank_list,
+                    help="simulate only the cases at these numbers of ranks (comma-separated), e.g. to split a "
+                         "figure over two processes; the figure is drawn from all stored cases")
+    with_cluster(fg)
+    fg.set_defaults(func=cmd_figure)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -141,6 +262,32 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         doc = calibrate.write_doc(fits, held, left, validation)
         console.print(f"wrote {doc.relative_to(calibrate.REPO_ROOT)}")
     return 0
+
+
+def add_calibrate(sub) -> None:
+    ca = with_build(sub.add_parser(
+        "calibrate", help="hold the modelled machines against the seeds' measurements (data/published/seeds.csv)",
+        description="Fits each calibrated platform's mechanism on the seeds' fit set, prints the model against "
+                    "the published fit and check sets (closed forms at the seeds' P), and holds the closed forms "
+                    "against simulation at the P where both run (the cached simulations; --validate simulates "
+                    "again what is missing or was simulated with earlier library sources)."), SIMGRID_BUILD)
+    ca.add_argument("--validate", action="store_true",
+                    help="simulate the validation points the cache (docs/calibration/simulated.csv) lacks or holds "
+                         "from earlier library sources")
+    ca.add_argument("--write", action="store_true",
+                    help="write the calibrated platforms (sim/platforms/calibrated/) and docs/CALIBRATION.md")
+    with_cluster(ca)
+    ca.add_argument("--here", action="store_true",
+                    help="fit this machine's mechanisms from microbenchmarks with its MPI (tucoll-bench machine), "
+                         "write them as a platform file (--out) and predict alltoallv at larger P against measurement")
+    ca.add_argument("--out", default="here.json", help="--here: the platform file to write (and its .xml beside it)")
+    ca.add_argument("--mpi-build-dir", help="--here: the MPI build to probe and measure with (default build/)")
+    ca.add_argument("--probe", help="--here: tucoll-bench machine's CSV from another machine, instead of probing")
+    ca.add_argument("--measured", help="--here: tucoll-bench alltoallv rows (CSV) measured there, instead of here")
+    ca.add_argument("--cores", type=int, help="--here: cores of the machine measured (default: this one's)")
+    ca.add_argument("--flavor", default="openmpi", choices=["openmpi", "mpich"],
+                    help="--here with --probe and --measured: the MPI measured there")
+    ca.set_defaults(func=cmd_calibrate)
 
 
 def calibrate_here(args: argparse.Namespace, console) -> int:
@@ -203,6 +350,41 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_sweep(sub) -> None:
+    sw = with_build(sub.add_parser(
+        "sweep", help="benchmark every alltoallv algorithm and parameter over P, sizes and distributions",
+        description="Runs tucoll-bench over a grid (P x max block size S x distribution x every registered alltoallv "
+                    "algorithm with its parameter grid) on this machine (mpirun) or, with --platform, on a simulated "
+                    "one, appending one row per measurement to DATASET (.csv or .csv.gz; resumable: cells already "
+                    "there are skipped). Rows carry the workload's block-size statistics for `tucoll analyze`."),
+        TARGET_BUILD)
+    sw.add_argument("dataset", help="CSV file the rows are appended to (.csv.gz compresses)")
+    with_target(sw, "comma-separated numbers of ranks, e.g. 64,128,256",
+                iters="timed iterations per cell on this machine (default 20; a simulation times one)",
+                timeout="give up on one job after this many seconds (cells recorded as failed)")
+    sw.add_argument("--mapping", choices=["sequential", "cyclic"], default="sequential")
+    sw.add_argument("--dist", default="uniform;normal;powerlaw",
+                    help="semicolon-separated tucoll-bench distributions (default uniform;normal;powerlaw; "
+                         "file:PATH:scale=F patterns too)")
+    sw.add_argument("--sizes", default="paper",
+                    help="max block sizes S: `paper` (seed 003's 31 levels, 2 B .. 64 KiB) or a list such as 16,1K,64K")
+    sw.add_argument("--grid", choices=["paper", "coarse"], default="paper",
+                    help="parameter grid: paper = radix 2, 4, ..., P with fine steps around 2, sqrt(P) and P, "
+                         "block_count 1, 2, 4, ... and 0 (all); coarse = a few values of each")
+    sw.add_argument("--alg", action="append",
+                    help="restrict to these algorithm names (their whole grid) or exact specs (repeatable)")
+    sw.add_argument("--sizes-per-run", type=int, default=4, help="sizes per tucoll-bench job (default 4)")
+    sw.add_argument("--specs-per-run", type=int, default=0,
+                    help="simulation: specs per tucoll-bench job (default 0: all of a cell's in one); a simulated time "
+                         "does not depend on the rest of the job, so a stopped sweep keeps the jobs that finished")
+    sw.add_argument("--max-flows", type=int,
+                    help="simulation: leave out specs that keep more point-to-point flows in flight at once (default "
+                         "300000, as tucoll sim; thousands of concurrent flows already make a simulation slow)")
+    sw.add_argument("--retry-failed", action="store_true", help="run cells again whose earlier run failed")
+    sw.add_argument("--dry-run", action="store_true", help="count the cells and jobs, run nothing")
+    sw.set_defaults(func=cmd_sweep)
+
+
 def tuning_features(args: argparse.Namespace, data, analysis) -> list[str]:
     if args.features in (None, "table"):
         return analysis.table_features
@@ -260,6 +442,42 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_tune(sub) -> None:
+    tn = with_build(sub.add_parser(
+        "tune", help="replay a recorded run (TUCOLL_RECORD) with every candidate and write a table for it",
+        description="Reads a recording (a folder written by TUCOLL_RECORD=DIR, or one communicator's folder in "
+                    "it), replays its most called alltoallv/alltoall patterns with every candidate algorithm at "
+                    "each --np -- simulated with --platform, else here with mpirun -- into a resumable dataset, "
+                    "and writes a tuning table: the fastest measured spec per pattern as rules on the base table's "
+                    "features (one spec where choosing costs more than it saves), the base table's entries "
+                    "elsewhere. Prints the predicted time per call of the vendor, of auto with the base table "
+                    "and with the tuned one, per pattern and weighted by the recorded calls."), TARGET_BUILD)
+    tn.add_argument("recording", help="the TUCOLL_RECORD folder (or one communicator's folder in it)")
+    with_target(tn, "comma-separated numbers of ranks to replay at, e.g. 256,1024",
+                iters="timed iterations here (default 20; a simulation times one)",
+                timeout="give up on one replay job after this many seconds")
+    tn.add_argument("--resize", choices=replay.RESIZE_RULES, default=replay.RESIZE_RULES[0],
+                    help="how an n-rank alltoallv pattern becomes a P-rank one (tucoll-bench --help, --dist file:): "
+                         "stretch gives each original rank P/n ranks that each send what it sent, split over the "
+                         "ranks of each destination group (weak scaling, locality kept); tile repeats the matrix, "
+                         "block sizes kept (each rank sends P/n times as much). alltoall patterns are always tiled "
+                         "(default stretch)")
+    tn.add_argument("--patterns", type=int, default=4,
+                    help="replay the N most called patterns, ties broken by bytes (default 4; 0: every one, the "
+                         "whole recording)")
+    tn.add_argument("--grid", choices=["paper", "coarse"], default="coarse",
+                    help="candidates' parameter grid, as tucoll sweep (default coarse)")
+    tn.add_argument("--alg", action="append", help="restrict the candidates to these names or specs (repeatable)")
+    tn.add_argument("--base", default=str(replay.DEFAULT_BASE),
+                    help="the table to start from and compare with (default: the shipped tuning/default.json)")
+    tn.add_argument("--dataset", help="where the replay's measurements go (default RECORDING/replay-WHERE.csv.gz)")
+    tn.add_argument("-o", "--output", help="the tuned table (default RECORDING/tuned.json)")
+    tn.add_argument("--report", help="also write the per-pattern comparison as CSV here")
+    tn.add_argument("--library-build-dir",
+                    help=f"build whose libtucoll says which specs share auto's reduction (default: {MPI_BUILD})")
+    tn.set_defaults(func=cmd_tune)
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     from tucoll import tuning
 
@@ -284,6 +502,18 @@ def cmd_analyze(args: argparse.Namespace) -> int:
                   f"ones above it).\nTable features: {', '.join(analysis.table_features)}: {analysis.reason}.\n"
                   f"Heat map: {png}")
     return 0
+
+
+def add_analyze(sub) -> None:
+    an = with_datasets(sub.add_parser(
+        "analyze", help="sensitivity analysis: block-size statistics against time",
+        description="Spearman correlations of the workload's block-size statistics with time, within each (machine, P, "
+                    "algorithm) group; a heat map, a ranked list, the non-redundant features models use and the "
+                    "features tuning tables are keyed by (of those every rank can compute from one allreduce: the best "
+                    "and the best one not redundant with it)."))
+    an.add_argument("--out", default=str(REPO_ROOT / "docs" / "tuning"), help="where correlation.png goes")
+    an.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    an.set_defaults(func=cmd_analyze)
 
 
 def print_fit(fit, console) -> None:
@@ -313,6 +543,22 @@ def cmd_fit(args: argparse.Namespace) -> int:
     else:
         print_fit(fit, console)
     return 0
+
+
+def add_fit(sub) -> None:
+    ft = with_model_options(with_datasets(sub.add_parser(
+        "fit", help="fit linear, lasso, ridge, tree, forest and boosting models; MAPE and regret on a test split",
+        description="Predicts log(time) from P, ranks per node, block-size features and the algorithm with its "
+                    "parameters. 70/10/20 train/validation/test split by workload; hyper-parameters chosen on "
+                    "validation MAPE; reported on test: MAPE and the regret of choosing the spec each model predicts "
+                    "fastest, t(chosen)/t(best).")))
+    ft.add_argument("--features", help="`table` (default: the analysis's table features alone, which is what a "
+                                       "table can use), `selected` (every non-redundant statistic), or a list")
+    ft.add_argument("--model", action="append", help="only these families (linear, lasso, ridge, tree, forest, "
+                                                     "boosting; repeatable)")
+    ft.add_argument("--json", action="store_true", help="print mape_test, regret_geomean, regret_p95 and n_test "
+                                                        "per model as JSON")
+    ft.set_defaults(func=cmd_fit)
 
 
 def cmd_table(args: argparse.Namespace) -> int:
@@ -348,6 +594,24 @@ def cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_table(sub) -> None:
+    tb = with_build(with_model_options(with_datasets(sub.add_parser(
+        "table", help="write the lookup table the library's `auto` alltoallv reads",
+        description="Fits the models per source (machine) in the datasets on the runtime features, and writes a "
+                    "table with one entry per (source, P, ranks per node): the spec the chosen model predicts fastest "
+                    "over a grid of the features, counting for specs that cannot take auto's allreduce in place of "
+                    "their own reduction an estimate of it (the build's registry says which can). Format: "
+                    "docs/TUNING.md."))))
+    tb.add_argument("-o", "--output", required=True, help="the JSON table to write (e.g. tuning/default.json)")
+    tb.add_argument("--features", help="key the table by these (one or two of busiest_mean_block, max_block, "
+                                       "mean_block, comma-separated; default: the analysis's choice)")
+    tb.add_argument("--fallback", default="vendor", help="spec run where the table's choice is invalid (default vendor)")
+    tb.add_argument("--merge", action="append", metavar="FILE",
+                    help="a table saved by online tuning (TUCOLL_TUNING_SAVE); its entries join for the shapes the "
+                         "datasets do not cover (repeatable)")
+    tb.set_defaults(func=cmd_table)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from tucoll.tuning_report import write_report
 
@@ -358,6 +622,14 @@ def cmd_report(args: argparse.Namespace) -> int:
                           sharing=sharing)
     print(f"{report}: written with its figures")
     return 0
+
+
+def add_report(sub) -> None:
+    rp = with_build(with_model_options(with_datasets(sub.add_parser(
+        "report", help="one page (Markdown + PNGs) on a sweep, its analysis, the models, their regret and the table"))))
+    rp.add_argument("--out", default=str(REPO_ROOT / "docs" / "tuning"), help="directory for REPORT.md and its PNGs")
+    rp.add_argument("--table", help="a tuning table to show and measure (e.g. tuning/default.json)")
+    rp.set_defaults(func=cmd_report)
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
@@ -375,256 +647,25 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
-def rank_list(text: str) -> list[int]:
-    """--np of sweep, tune and figure: comma-separated numbers of ranks."""
-    return [int(p) for p in text.split(",")]
-
-
-def parser() -> argparse.ArgumentParser:
-    from tucoll import sim
-
-    p = argparse.ArgumentParser(prog="tucoll", description=__doc__)
-    p.add_argument("--version", action="version", version=f"tucoll {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-
-    mpi_build = "$TUCOLL_BUILD_DIR or ./build"
-    simgrid_build = "build-sim/ (make sim-build)"
-    target_build = f"{simgrid_build} with --platform, else {mpi_build}"
-
-    def with_build(sp: argparse.ArgumentParser, default: str = mpi_build) -> argparse.ArgumentParser:
-        sp.add_argument("--build-dir", help=f"CMake build directory (default: {default})")
-        return sp
-
-    def with_cluster(sp: argparse.ArgumentParser) -> None:
-        """Where independent simulations run (tucoll.cluster)."""
-        sp.add_argument("--scheduler", help="run the simulations on this Dask scheduler's workers (tcp://host:port; "
-                                            "default: local worker processes)")
-        sp.add_argument("--workers", type=int, help="local Dask workers, one simulation each (default: one per core)")
-
-    def with_target(sp: argparse.ArgumentParser, np_help: str, iters: str, timeout: str) -> None:
-        """Where benchmarks run, for sweep_target: a simulated platform or this machine."""
-        sp.add_argument("--platform", help="simulate on this platform (uses the SimGrid build); default: this machine")
-        sp.add_argument("--np", required=True, type=rank_list, help=np_help)
-        sp.add_argument("--ppn", type=int, help="ranks per node (default: the platform's; this machine: all on one node)")
-        sp.add_argument("--iters", type=int, default=20, help=iters)
-        sp.add_argument("--timeout", type=float, help=timeout)
-        sp.add_argument("--force", action="store_true",
-                        help="simulate all-at-once algorithms even where it takes hours")
-        with_cluster(sp)
-
-    with_build(sub.add_parser("algorithms", help="list the registered algorithms and their parameters")) \
-        .set_defaults(func=cmd_algorithms)
-
-    b = with_build(sub.add_parser("bench", help="run tucoll-bench under the MPI launcher and show a comparison",
-                                  description="Arguments after the collective go to tucoll-bench unchanged, "
-                                              "e.g. `tucoll bench alltoallv -n 4 --dist powerlaw --size 1K`."))
-    b.add_argument("collective", help="alltoallv, ...")
-    b.add_argument("-n", "--np", type=int, default=4, help="number of ranks (default 4)")
-    b.add_argument("--csv", help="also write the rows to this CSV file")
-    b.set_defaults(func=cmd_bench)
-
-    d = with_build(sub.add_parser("demo", help="the main job: correctness, a comparison here and on a simulated cluster, "
-                                               "an application"))
-    d.add_argument("-n", "--np", type=int, default=4, help="number of ranks (default 4)")
-    d.add_argument("--sizes", default="64,1K,16K", help="largest block sizes S (default 64,1K,16K)")
-    d.add_argument("--iters", type=int, default=50, help="timed iterations (default 50)")
-    d.add_argument("--sim-build-dir", help="SimGrid build for the simulated comparison (default build-sim/; skipped "
-                                           "when absent)")
-    d.set_defaults(func=cmd_demo)
-
-    ca = with_build(sub.add_parser(
-        "calibrate", help="hold the modelled machines against the seeds' measurements (data/published/seeds.csv)",
-        description="Fits each calibrated platform's mechanism on the seeds' fit set, prints the model against "
-                    "the published fit and check sets (closed forms at the seeds' P), and holds the closed forms "
-                    "against simulation at the P where both run (the cached simulations; --validate simulates "
-                    "again what is missing or was simulated with earlier library sources)."), simgrid_build)
-    ca.add_argument("--validate", action="store_true",
-                    help="simulate the validation points the cache (docs/calibration/simulated.csv) lacks or holds "
-                         "from earlier library sources")
-    ca.add_argument("--write", action="store_true",
-                    help="write the calibrated platforms (sim/platforms/calibrated/) and docs/CALIBRATION.md")
-    with_cluster(ca)
-    ca.add_argument("--here", action="store_true",
-                    help="fit this machine's mechanisms from microbenchmarks with its MPI (tucoll-bench machine), "
-                         "write them as a platform file (--out) and predict alltoallv at larger P against measurement")
-    ca.add_argument("--out", default="here.json", help="--here: the platform file to write (and its .xml beside it)")
-    ca.add_argument("--mpi-build-dir", help="--here: the MPI build to probe and measure with (default build/)")
-    ca.add_argument("--probe", help="--here: tucoll-bench machine's CSV from another machine, instead of probing")
-    ca.add_argument("--measured", help="--here: tucoll-bench alltoallv rows (CSV) measured there, instead of here")
-    ca.add_argument("--cores", type=int, help="--here: cores of the machine measured (default: this one's)")
-    ca.add_argument("--flavor", default="openmpi", choices=["openmpi", "mpich"],
-                    help="--here with --probe and --measured: the MPI measured there")
-    ca.set_defaults(func=cmd_calibrate)
-
-    sm = with_build(sub.add_parser(
-        "sim", help="run tucoll-bench on a SimGrid-modelled cluster (times are simulated)",
-        description="Everything after -- goes to tucoll-bench, e.g. `tucoll sim --platform polaris-like --np 256 -- "
-                    "alltoallv --alg vendor --alg tuna:radix=2 --size 16`. Uses the SimGrid build "
-                    "(make sim-build; default build-sim/). Results are checked against the vendor MPI unless "
-                    "--no-check or --shared-buffers."), simgrid_build)
-    sm.add_argument("--platform", required=True,
-                    help=f"one of sim/platforms/platforms.json: {', '.join(sim.platform_names())}; or a "
-                         "platform's own .json file (one entry of that form)")
-    sm.add_argument("--np", type=int, required=True, help="simulated ranks")
-    sm.add_argument("--ppn", type=int, help="ranks per node (default: the platform's); the nodes are the regions "
-                                            "node-aware algorithms see")
-    sm.add_argument("--mapping", choices=["sequential", "cyclic"], default="sequential",
-                    help="ranks fill nodes in turn (sequential) or go round-robin over them (cyclic)")
-    sm.add_argument("--vendor", choices=["ompi", "mpich"], help="whose collective selection the vendor baseline "
-                                                                "follows (default: the platform's)")
-    sm.add_argument("--no-check", action="store_true", help="do not compare results with the vendor's")
-    sm.add_argument("--shared-buffers", action="store_true",
-                    help="SMPI shared allocations for data (fits thousands of ranks in memory; no check)")
-    sm.add_argument("--all-iterations", action="store_true",
-                    help="simulate the bench's --iters as given (default: one timed iteration, since a simulation "
-                         "is deterministic and further iterations repeat the first; no warmup unless the bench "
-                         "arguments give --warmup)")
-    sm.add_argument("--program", default="tucoll-bench",
-                    help="a program of the SimGrid build to run instead of tucoll-bench, e.g. transitive_closure "
-                         "(its arguments after --, passed as they are)")
-    sm.add_argument("--force", action="store_true", help="run even when the flow estimate says it takes hours")
-    sm.add_argument("--timeout", type=float, help="give up after this many seconds of wall time")
-    sm.set_defaults(func=cmd_sim)
-
-    fg = with_build(sub.add_parser(
-        "figure", help="reproduce the papers' scaling figures by simulation (docs/RESULTS.md)",
-        description="Simulates what docs/figures/data/simulated.csv lacks for each named figure (resumable), "
-                    "then writes docs/figures/NAME.png and prints a summary. Uses the SimGrid build."), simgrid_build)
-    fg.add_argument("names", nargs="+", help="figure names, `all`, or `list`")
-    fg.add_argument("--plot-only", action="store_true", help="plot from the stored results, simulate nothing")
-    fg.add_argument("--timeout", type=float, help="give up on one simulation after this many seconds")
-    fg.add_argument("--np", type=rank_list,
-                    help="simulate only the cases at these numbers of ranks (comma-separated), e.g. to split a "
-                         "figure over two processes; the figure is drawn from all stored cases")
-    with_cluster(fg)
-    fg.set_defaults(func=cmd_figure)
-
-    sw = with_build(sub.add_parser(
-        "sweep", help="benchmark every alltoallv algorithm and parameter over P, sizes and distributions",
-        description="Runs tucoll-bench over a grid (P x max block size S x distribution x every registered alltoallv "
-                    "algorithm with its parameter grid) on this machine (mpirun) or, with --platform, on a simulated "
-                    "one, appending one row per measurement to DATASET (.csv or .csv.gz; resumable: cells already "
-                    "there are skipped). Rows carry the workload's block-size statistics for `tucoll analyze`."),
-        target_build)
-    sw.add_argument("dataset", help="CSV file the rows are appended to (.csv.gz compresses)")
-    with_target(sw, "comma-separated numbers of ranks, e.g. 64,128,256",
-                iters="timed iterations per cell on this machine (default 20; a simulation times one)",
-                timeout="give up on one job after this many seconds (cells recorded as failed)")
-    sw.add_argument("--mapping", choices=["sequential", "cyclic"], default="sequential")
-    sw.add_argument("--dist", default="uniform;normal;powerlaw",
-                    help="semicolon-separated tucoll-bench distributions (default uniform;normal;powerlaw; "
-                         "file:PATH:scale=F patterns too)")
-    sw.add_argument("--sizes", default="paper",
-                    help="max block sizes S: `paper` (seed 003's 31 levels, 2 B .. 64 KiB) or a list such as 16,1K,64K")
-    sw.add_argument("--grid", choices=["paper", "coarse"], default="paper",
-                    help="parameter grid: paper = radix 2, 4, ..., P with fine steps around 2, sqrt(P) and P, "
-                         "block_count 1, 2, 4, ... and 0 (all); coarse = a few values of each")
-    sw.add_argument("--alg", action="append",
-                    help="restrict to these algorithm names (their whole grid) or exact specs (repeatable)")
-    sw.add_argument("--sizes-per-run", type=int, default=4, help="sizes per tucoll-bench job (default 4)")
-    sw.add_argument("--specs-per-run", type=int, default=0,
-                    help="simulation: specs per tucoll-bench job (default 0: all of a cell's in one); a simulated time "
-                         "does not depend on the rest of the job, so a stopped sweep keeps the jobs that finished")
-    sw.add_argument("--max-flows", type=int,
-                    help="simulation: leave out specs that keep more point-to-point flows in flight at once (default "
-                         "300000, as tucoll sim; thousands of concurrent flows already make a simulation slow)")
-    sw.add_argument("--retry-failed", action="store_true", help="run cells again whose earlier run failed")
-    sw.add_argument("--dry-run", action="store_true", help="count the cells and jobs, run nothing")
-    sw.set_defaults(func=cmd_sweep)
-
-    tn = with_build(sub.add_parser(
-        "tune", help="replay a recorded run (TUCOLL_RECORD) with every candidate and write a table for it",
-        description="Reads a recording (a folder written by TUCOLL_RECORD=DIR, or one communicator's folder in "
-                    "it), replays its most called alltoallv/alltoall patterns with every candidate algorithm at "
-                    "each --np -- simulated with --platform, else here with mpirun -- into a resumable dataset, "
-                    "and writes a tuning table: the fastest measured spec per pattern as rules on the base table's "
-                    "features (one spec where choosing costs more than it saves), the base table's entries "
-                    "elsewhere. Prints the predicted time per call of the vendor, of auto with the base table "
-                    "and with the tuned one, per pattern and weighted by the recorded calls."), target_build)
-    tn.add_argument("recording", help="the TUCOLL_RECORD folder (or one communicator's folder in it)")
-    with_target(tn, "comma-separated numbers of ranks to replay at, e.g. 256,1024",
-                iters="timed iterations here (default 20; a simulation times one)",
-                timeout="give up on one replay job after this many seconds")
-    tn.add_argument("--resize", choices=replay.RESIZE_RULES, default=replay.RESIZE_RULES[0],
-                    help="how an n-rank alltoallv pattern becomes a P-rank one (tucoll-bench --help, --dist file:): "
-                         "stretch gives each original rank P/n ranks that each send what it sent, split over the "
-                         "ranks of each destination group (weak scaling, locality kept); tile repeats the matrix, "
-                         "block sizes kept (each rank sends P/n times as much). alltoall patterns are always tiled "
-                         "(default stretch)")
-    tn.add_argument("--patterns", type=int, default=4,
-                    help="replay the N most called patterns, ties broken by bytes (default 4; 0: every one, the "
-                         "whole recording)")
-    tn.add_argument("--grid", choices=["paper", "coarse"], default="coarse",
-                    help="candidates' parameter grid, as tucoll sweep (default coarse)")
-    tn.add_argument("--alg", action="append", help="restrict the candidates to these names or specs (repeatable)")
-    tn.add_argument("--base", default=str(replay.DEFAULT_BASE),
-                    help="the table to start from and compare with (default: the shipped tuning/default.json)")
-    tn.add_argument("--dataset", help="where the replay's measurements go (default RECORDING/replay-WHERE.csv.gz)")
-    tn.add_argument("-o", "--output", help="the tuned table (default RECORDING/tuned.json)")
-    tn.add_argument("--report", help="also write the per-pattern comparison as CSV here")
-    tn.add_argument("--library-build-dir",
-                    help=f"build whose libtucoll says which specs share auto's reduction (default: {mpi_build})")
-    tn.set_defaults(func=cmd_tune)
-
-    def with_datasets(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        sp.add_argument("datasets", nargs="+", type=Path, help="sweep datasets (tucoll sweep)")
-        return sp
-
-    an = with_datasets(sub.add_parser(
-        "analyze", help="sensitivity analysis: block-size statistics against time",
-        description="Spearman correlations of the workload's block-size statistics with time, within each (machine, P, "
-                    "algorithm) group; a heat map, a ranked list, the non-redundant features models use and the "
-                    "features tuning tables are keyed by (of those every rank can compute from one allreduce: the best "
-                    "and the best one not redundant with it)."))
-    an.add_argument("--out", default=str(REPO_ROOT / "docs" / "tuning"), help="where correlation.png goes")
-    an.add_argument("--json", action="store_true", help="print the analysis as JSON")
-    an.set_defaults(func=cmd_analyze)
-
-    def with_model_options(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        sp.add_argument("--seed", type=int, default=0, help="seed of the split and the models (default 0)")
-        return sp
-
-    ft = with_model_options(with_datasets(sub.add_parser(
-        "fit", help="fit linear, lasso, ridge, tree, forest and boosting models; MAPE and regret on a test split",
-        description="Predicts log(time) from P, ranks per node, block-size features and the algorithm with its "
-                    "parameters. 70/10/20 train/validation/test split by workload; hyper-parameters chosen on "
-                    "validation MAPE; reported on test: MAPE and the regret of choosing the spec each model predicts "
-                    "fastest, t(chosen)/t(best).")))
-    ft.add_argument("--features", help="`table` (default: the analysis's table features alone, which is what a "
-                                       "table can use), `selected` (every non-redundant statistic), or a list")
-    ft.add_argument("--model", action="append", help="only these families (linear, lasso, ridge, tree, forest, "
-                                                     "boosting; repeatable)")
-    ft.add_argument("--json", action="store_true", help="print mape_test, regret_geomean, regret_p95 and n_test "
-                                                        "per model as JSON")
-    ft.set_defaults(func=cmd_fit)
-
-    tb = with_build(with_model_options(with_datasets(sub.add_parser(
-        "table", help="write the lookup table the library's `auto` alltoallv reads",
-        description="Fits the models per source (machine) in the datasets on the runtime features, and writes a "
-                    "table with one entry per (source, P, ranks per node): the spec the chosen model predicts fastest "
-                    "over a grid of the features, counting for specs that cannot take auto's allreduce in place of "
-                    "their own reduction an estimate of it (the build's registry says which can). Format: "
-                    "docs/TUNING.md."))))
-    tb.add_argument("-o", "--output", required=True, help="the JSON table to write (e.g. tuning/default.json)")
-    tb.add_argument("--features", help="key the table by these (one or two of busiest_mean_block, max_block, "
-                                       "mean_block, comma-separated; default: the analysis's choice)")
-    tb.add_argument("--fallback", default="vendor", help="spec run where the table's choice is invalid (default vendor)")
-    tb.add_argument("--merge", action="append", metavar="FILE",
-                    help="a table saved by online tuning (TUCOLL_TUNING_SAVE); its entries join for the shapes the "
-                         "datasets do not cover (repeatable)")
-    tb.set_defaults(func=cmd_table)
-
-    rp = with_build(with_model_options(with_datasets(sub.add_parser(
-        "report", help="one page (Markdown + PNGs) on a sweep, its analysis, the models, their regret and the table"))))
-    rp.add_argument("--out", default=str(REPO_ROOT / "docs" / "tuning"), help="directory for REPORT.md and its PNGs")
-    rp.add_argument("--table", help="a tuning table to show and measure (e.g. tuning/default.json)")
-    rp.set_defaults(func=cmd_report)
-
+def add_docs(sub) -> None:
     doc = with_build(sub.add_parser("docs", help="the registry's algorithm table as Markdown"))
     group = doc.add_mutually_exclusive_group()
     group.add_argument("--write", metavar="FILE", help="replace the generated table in FILE")
     group.add_argument("--check", metavar="FILE", help="exit 1 if FILE's generated table is out of date")
     doc.set_defaults(func=cmd_docs)
+
+
+# `tucoll --help` lists the commands in this order.
+COMMANDS = (add_algorithms, add_bench, add_demo, add_calibrate, add_sim, add_figure, add_sweep, add_tune, add_analyze,
+            add_fit, add_table, add_report, add_docs)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tucoll", description=__doc__)
+    p.add_argument("--version", action="version", version=f"tucoll {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    for add in COMMANDS:
+        add(sub)
     return p
 
 
