@@ -133,14 +133,26 @@ def platform_names() -> list[str]:
 
 
 def derived_platform(base: str, props: dict[str, float | str], path: Path, note: str = "",
-                     bandwidth_scale: float = 1.0, **entry_fields) -> Path:
+                     bandwidth_scale: float = 1.0, torus: tuple[int, ...] | None = None, **entry_fields) -> Path:
     """Writes `path` (a .json platform entry, as `tucoll sim --platform` takes) and its .xml beside
     it: the shipped platform `base` with these SimGrid options set in its <config> (replacing
     the base's own values of the same options), its cluster's link bandwidth times
-    `bandwidth_scale`, `note` as a comment heading the file, and `entry_fields` (summary,
-    ranks_per_node, ...) in place of the base entry's."""
+    `bandwidth_scale`, its torus of these dimensions (as many nodes as they hold), `note` as a
+    comment heading the file, and `entry_fields` (summary, ranks_per_node, ...) in place of the
+    base entry's."""
     entry = dict(platforms()[base])
     xml = (PLATFORM_DIR / entry["file"]).read_text()
+    if torus is not None:
+        if len(entry["hosts"]) != 1 or 'topology="TORUS"' not in xml:
+            raise ValueError(f"{base}: a torus shape applies to one torus cluster")
+        nodes = math.prod(torus)
+        xml, found = re.subn(r'(<cluster\b[^>]*?\sradical=")[^"]*(")', rf"\g<1>0-{nodes - 1}\g<2>", xml)
+        xml, found_too = re.subn(r'(<cluster\b[^>]*?\stopo_parameters=")[^"]*(")',
+                                 rf"\g<1>{','.join(map(str, torus))}\g<2>", xml)
+        if found != 1 or found_too != 1:
+            raise ValueError(f"{base}: expected one <cluster radical=... topo_parameters=...>")
+        prefix, _, suffix = entry["hosts"][0]
+        entry["hosts"] = [[prefix, nodes, suffix]]
     if bandwidth_scale != 1.0:
         def scaled(match: re.Match) -> str:
             return f'{match.group(1)}{float(match.group(2)) * bandwidth_scale:g}{match.group(3)}"'

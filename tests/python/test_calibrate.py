@@ -1,6 +1,7 @@
 """`tucoll calibrate`: the fit, the calibrated platforms, the closed forms and the simulator's
 network-interface mechanism (sim/simgrid-patches/nic-gap.patch)."""
 
+import math
 import os
 import subprocess
 import sys
@@ -44,6 +45,11 @@ def test_the_shipped_calibrated_platforms_hold_the_fit():
         base = calibrate.Mechanisms.of(sim.Platform.load(machine.base))
         calibrated = calibrate.Mechanisms.of(platform)
         assert calibrated.link_bandwidth == pytest.approx(base.link_bandwidth * values.get("adapters", 1.0))
+        if "torus" in values:
+            assert calibrated.topology == calibrate.Topology("TORUS", values["torus"])
+            assert len(platform.hosts) == math.prod(values["torus"])
+        else:
+            assert calibrated.topology == base.topology
         assert platform.ranks_per_node == 32
         assert machine.calibrated in sim.platform_names()
 
@@ -69,8 +75,30 @@ def test_shift_loads():
     assert torus.shift_load(512, 1) == 1 and torus.shift_load(512, 3) == 3 and torus.shift_load(512, 6) == 2
     assert torus.shift_load(512, 8 * 4) == 4  # 4 steps along the second dimension
     assert torus.shift_load(512, 0) == 0
+    # A ring of two has one link between its nodes (as Tofu-D's A and C axes): both ways use it.
+    pair = calibrate.Topology("TORUS", (2,))
+    assert pair.route(0, 1)[0][0][:2] == pair.route(1, 0)[0][0][:2] and pair.shift_load(2, 1) == 1
+    # Every node to every other on a ring of 8: the busiest link carries 1 + 2 + 3 + 4 flows
+    # (the ties, 4 steps, go one way).
+    assert calibrate.Topology("TORUS", (8,)).exchange_load(8) == 10
+    # polaris-like: 4 nodes per router, 4 routers per chassis (one link per pair), 4 chassis per
+    # group (two links per pair of routers at the same place), 4 groups (21 links per pair, spread
+    # over a group's 16 routers). A shift by a router's nodes puts all 4 on one link within the
+    # chassis, by a chassis' nodes on two links, by a group's on a global link of 21 / 16.
     fly = calibrate.Mechanisms.of(sim.Platform.load("polaris-like")).topology
-    assert fly.kind == "DRAGONFLY" and fly.shift_load(256, 64) == 1.0
+    assert fly.kind == "DRAGONFLY" and fly.params == (4, 21, 4, 2, 4, 1, 4)
+    assert fly.shift_load(64, 1) == 1 and fly.shift_load(64, 4) == 4 and fly.shift_load(64, 16) == 2
+    assert fly.shift_load(256, 64) == pytest.approx(4 * 16 / 21)
+    assert calibrate.Topology("FLAT", ()).exchange_load(10) == 9  # the node's own link
+
+
+def test_the_closed_forms_take_the_seeds_uniform_blocks():
+    # Seed 000, V-A: sizes uniform from 0 to S, S / 2 on average; an empty block is no range.
+    blocks = calibrate.Blocks.uniform(16)
+    assert blocks.mean == 8 and blocks.nonempty == pytest.approx(16 / 17)
+    m = calibrate.Mechanisms.of(sim.Platform.load("polaris-calibrated"))
+    assert calibrate.tuna_time(m, 256, 32, calibrate.Blocks(1024), 4) > \
+        calibrate.tuna_time(m, 256, 32, calibrate.Blocks.uniform(1024), 4)
 
 
 def test_tuna_rounds_move_every_block_once_per_nonzero_digit():
@@ -119,10 +147,11 @@ def test_the_piece_cost_charges_the_ranges_of_tunas_rounds_as_the_closed_form_sa
 
     piece = 1e-6  # far above everything else a 16-byte round costs on one node
     (simulated0, closed0), (simulated, closed) = tuna(0.0), tuna(piece)
-    # Four rounds of eight blocks, each a range on both sides: 64 pieces in closed form; the
-    # simulation adds TuNA's few local copies (its own block, blocks moved within the buffers).
-    assert closed - closed0 == pytest.approx(64 * piece, rel=1e-6)
-    assert 64 * piece <= simulated - simulated0 <= 1.25 * 64 * piece
+    # Four rounds of eight blocks, each a range on both sides unless empty (1 in 17 of sizes 0 to
+    # 16): 60.2 pieces in closed form; the simulation draws its sizes, and adds TuNA's few local
+    # copies (its own block, blocks moved within the buffers).
+    assert closed - closed0 == pytest.approx(64 * 16 / 17 * piece, rel=1e-6)
+    assert 0.85 * 64 * piece <= simulated - simulated0 <= 1.25 * 64 * piece
 
 
 @needs_simgrid

@@ -24,7 +24,7 @@ the Dask cluster), seeds (the fit, the calibrated platforms, the tables against 
 from tucoll.build import REPO_ROOT
 from tucoll.calibrate.here import (HereFit, fit_here, here_specs, here_table, measure_here, probe_here,
                                    write_here_platform)
-from tucoll.calibrate.model import (Mechanisms, Topology, fit_parameter, fit_tuna_parameter, queue_walk, tuna_rounds,
+from tucoll.calibrate.model import (Blocks, Mechanisms, Topology, fit_parameter, fit_tuna_parameter, queue_walk, tuna_rounds,
                                     tuna_time, vendor_time)
 from tucoll.calibrate.report import DOC, parameters_table, write_doc
 from tucoll.calibrate.seeds import (CACHE, MACHINE_LIST, OPTIONS, SEEDS, SIMGRID_OPTIONS, Machine, Model,
@@ -33,7 +33,7 @@ from tucoll.calibrate.seeds import (CACHE, MACHINE_LIST, OPTIONS, SEEDS, SIMGRID
                                     validation_table, write_platforms)
 from tucoll.calibrate.simulations import SimCache, SimPoint, run_points, simulate_point
 
-__all__ = ["CACHE", "DOC", "MACHINE_LIST", "OPTIONS", "REPO_ROOT", "SEEDS", "SIMGRID_OPTIONS", "HereFit", "Machine",
+__all__ = ["CACHE", "DOC", "MACHINE_LIST", "OPTIONS", "REPO_ROOT", "SEEDS", "SIMGRID_OPTIONS", "Blocks", "HereFit", "Machine",
            "Mechanisms", "Model", "Parameter", "SimCache", "SimPoint", "Topology", "calibration_table", "closed_form", "fit", "fit_here",
            "fit_parameter", "fit_tuna_parameter", "here_specs", "here_table", "measure_here", "models",
            "parameters_table", "probe_here", "queue_walk", "ratio_by_p", "run_points", "seeds", "simulate_point",

@@ -55,13 +55,29 @@ class Mechanisms:
         topology = Topology.of(cluster)
         isend, isend_b = _per_message(props.get("smpi/ois", "0:0:0"))
         recv, recv_b = _per_message(props.get("smpi/or", "0:0:0"))
-        # Links a message crosses: a dragonfly's 3 to 5 (its node links and 1 to 3 between routers),
-        # a torus' average hop count plus the two node links; a switch's two.
-        hops = {"DRAGONFLY": 4, "TORUS": sum(n / 4 for n in topology.params) + 2}.get(topology.kind, 2)
         return cls(isend, isend_b, recv, recv_b, float(props.get("smpi/match-cost", 0)),
                    float(props.get("smpi/nic-gap", 0)), _rate(cluster.get("bw")),
-                   hops * _seconds(cluster.get("lat")), _rate(cluster.get("loopback_bw")),
+                   topology.hops() * _seconds(cluster.get("lat")), _rate(cluster.get("loopback_bw")),
                    _seconds(cluster.get("loopback_lat")), platform.copy_bandwidth, topology, platform.copy_piece)
+
+    def with_topology(self, topology: "Topology") -> "Mechanisms":
+        """The same machine on another network shape of the same links."""
+        link_latency = self.path_latency / self.topology.hops()
+        return replace(self, topology=topology, path_latency=topology.hops() * link_latency)
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """What the closed forms need of a workload's blocks: their mean size in bytes, and the share that
+    are not empty (an empty block is no range to pack or unpack: the library skips it)."""
+    mean: float
+    nonempty: float = 1.0
+
+    @classmethod
+    def uniform(cls, size: int) -> "Blocks":
+        """The seeds' and tucoll-bench's `uniform`: whole bytes drawn uniformly from 0 to `size`
+        (seed 000, V-A: "uniformly sampled between 0 and S, yielding an average block of S/2")."""
+        return cls(size / 2, size / (size + 1))
 
 
 # --------------------------------------------------------------------- the vendor, analytic
@@ -82,28 +98,23 @@ def queue_walk(selector: str, nprocs: int) -> float:
     raise ValueError(f"no closed form for the {selector} selection")
 
 
-def vendor_time(m: Mechanisms, selector: str, nprocs: int, ppn: int, block: int) -> float:
+def vendor_time(m: Mechanisms, selector: str, nprocs: int, ppn: int, blocks: Blocks) -> float:
     """The vendor's uniform alltoallv on `m` in closed form (seconds): the largest of what each
     rank does one message after another (overheads and queue walk), what each node's interface
     does (ppn * (P - ppn) messages each way at nic_gap), and what the busiest link carries. Exact when one
     of them dominates, as at the seeds' P; below the model where two are close (seeds.VALIDATION)."""
     peers, remote = nprocs - 1, max(nprocs - ppn, 0)
-    rank = peers * (m.isend + m.recv + block * (m.isend_per_byte + m.recv_per_byte))
+    rank = peers * (m.isend + m.recv + blocks.mean * (m.isend_per_byte + m.recv_per_byte))
     rank += m.match_cost * queue_walk(selector, nprocs)
     nic = 2 * ppn * remote * m.nic_gap
-    return max(rank, nic, exchange_link_time(m, nprocs, ppn, block))
+    return max(rank, nic, exchange_link_time(m, nprocs, ppn, blocks))
 
 
-def exchange_link_time(m: Mechanisms, nprocs: int, ppn: int, block: int) -> float:
-    """How long the links take to carry every rank's `block` bytes to every rank of the other nodes
-    at once (seconds): a node's own link carries its (N - 1) node-to-node shares; on a torus every
-    share crosses its hop count of links, spread over each node's 2 x dims directional links."""
-    topology = m.topology
+def exchange_link_time(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks) -> float:
+    """How long the busiest link takes to carry every rank's block to every rank of the other nodes
+    at once (seconds), the messages routed as the simulator routes them."""
     nodes = max(1, nprocs // ppn)
-    flows = float(nodes - 1)
-    if topology.kind == "TORUS":
-        flows = sum(sum(topology.steps(nodes, shift)) for shift in range(1, nodes)) / (2 * len(topology.params))
-    return ppn * ppn * block * flows / m.link_bandwidth
+    return ppn * ppn * blocks.mean * m.topology.exchange_load(nodes) / m.link_bandwidth
 
 
 def _zero_of(excess) -> float:
@@ -117,23 +128,23 @@ def _zero_of(excess) -> float:
     return brentq(excess, 0.0, high, xtol=1e-15, rtol=1e-12)
 
 
-def fit_parameter(m: Mechanisms, name: str, selector: str, nprocs: int, ppn: int, block: int,
+def fit_parameter(m: Mechanisms, name: str, selector: str, nprocs: int, ppn: int, blocks: Blocks,
                   measured: float) -> float:
     """The value of mechanism `name` (match_cost or nic_gap) at which vendor_time equals `measured`
     seconds; NaN when no value can (the other terms alone already exceed it)."""
     def excess(value: float) -> float:
-        return vendor_time(replace(m, **{name: value}), selector, nprocs, ppn, block) - measured
+        return vendor_time(replace(m, **{name: value}), selector, nprocs, ppn, blocks) - measured
 
     return _zero_of(excess)
 
 
-def fit_tuna_parameter(m: Mechanisms, name: str, nprocs: int, ppn: int, block: int, radices: tuple[int, ...],
-                       measured: float) -> float:
+def fit_tuna_parameter(m: Mechanisms, name: str, nprocs: int, ppn: int, blocks: Blocks,
+                       radices: tuple[int, ...], measured: float) -> float:
     """The value of mechanism `name` at which TuNA with its ideal radix (of `radices`) takes
     `measured` seconds in closed form; NaN when no value can."""
     def excess(value: float) -> float:
         mv = replace(m, **{name: value})
-        return min(tuna_time(mv, nprocs, ppn, block, r) for r in radices if r < nprocs) - measured
+        return min(tuna_time(mv, nprocs, ppn, blocks, r) for r in radices if r < nprocs) - measured
 
     return _zero_of(excess)
 
@@ -142,7 +153,12 @@ def fit_tuna_parameter(m: Mechanisms, name: str, nprocs: int, ppn: int, block: i
 
 @dataclass(frozen=True)
 class Topology:
-    """The cluster's shape as SimGrid builds it (topology and topo_parameters)."""
+    """The cluster's shape as SimGrid builds it (topology and topo_parameters), and its routes.
+
+    TORUS: the dimensions, the first varying fastest along node numbers. DRAGONFLY: (groups, global
+    links per pair of groups, chassis per group, links per pair of chassis, routers per chassis,
+    links per pair of routers, nodes per router). Anything else: every node on its own link to
+    one switch (the platform files build their fat trees without taper)."""
     kind: str
     params: tuple
 
@@ -150,29 +166,95 @@ class Topology:
     def of(cls, cluster: ET.Element) -> "Topology":
         """The topology of a platform file's <cluster>."""
         kind, text = cluster.get("topology", "FLAT"), cluster.get("topo_parameters", "")
-        return cls(kind, tuple(int(d) for d in text.split(",")) if kind == "TORUS" else ())
+        if kind == "TORUS":
+            return cls(kind, tuple(int(d) for d in text.split(",")))
+        if kind == "DRAGONFLY":
+            return cls(kind, tuple(int(v) for level in text.split(";") for v in level.split(",")))
+        return cls(kind, ())
+
+    def hops(self) -> float:
+        """Links a message crosses on a typical path: a dragonfly's 3 to 5 (its node links and 1
+        to 3 between routers), a torus' average hop count plus the two node links; a switch's two."""
+        return {"DRAGONFLY": 4, "TORUS": sum(n / 4 for n in self.params) + 2}.get(self.kind, 2)
+
+    def route(self, src: int, dst: int) -> list[tuple[tuple, float]]:
+        """The links from node `src` to node `dst`, each as (an id of the link and its direction, its
+        bandwidth in links), as SimGrid 4.1 routes them (TorusZone, DragonflyZone with
+        sim/simgrid-patches/dragonfly-global-links.patch)."""
+        if self.kind == "TORUS":
+            return self._torus_route(src, dst)
+        if self.kind == "DRAGONFLY":
+            return self._dragonfly_route(src, dst)
+        return [(("up", src), 1.0), (("down", dst), 1.0)]
+
+    def _torus_route(self, src: int, dst: int) -> list[tuple[tuple, float]]:
+        # Dimension order, the shorter way round (to the right on a tie); each node owns one
+        # split-duplex link per dimension, to its right neighbour.
+        links, current, stride = [], src, 1
+        for dim, n in enumerate(self.params):
+            here, there = (src // stride) % n, (dst // stride) % n
+            right = (there > here and there <= here + n // 2) or (here > n // 2 and (here + n // 2) % n >= there)
+            while (current // stride) % n != there:
+                position = (current // stride) % n
+                if right:
+                    links.append(((current, dim, "up"), 1.0))
+                    current += stride if position < n - 1 else stride - stride * n
+                else:
+                    current -= stride if position > 0 else stride - stride * n
+                    links.append(((current, dim, "down"), 1.0))
+            stride *= n
+        return links
+
+    def _dragonfly_route(self, src: int, dst: int) -> list[tuple[tuple, float]]:
+        # Minimal: the source router's global link to the same place in the target group, then the
+        # chassis' link to the target router, then the group's link to the target chassis.
+        groups, blue, chassis, black, routers, green, per_router = self.params
+
+        def coords(node: int) -> tuple[int, int, int]:
+            router = node // per_router
+            return router // (chassis * routers), router // routers % chassis, router % routers
+
+        (g, c, b), (tg, tc, tb) = coords(src), coords(dst)
+        links = [(("node", src, "up"), 1.0)]
+        if tg != g:
+            links.append((("blue", g, c, b, tg), blue / (chassis * routers)))
+            g = tg
+        if tb != b:
+            links.append((("green", g, c, b, tb), float(green)))
+            b = tb
+        if tc != c:
+            links.append((("black", g, b, c, tc), float(black)))
+        links.append((("node", dst, "down"), 1.0))
+        return links
+
+    @functools.lru_cache(maxsize=None)
+    def load(self, nodes: int, shifts: tuple[tuple[int, float], ...]) -> float:
+        """The busiest link's load, in units of one link's bandwidth, when every node of `nodes`
+        sends `weight` flows to the node `shift` after it, for each (shift, weight) of `shifts`."""
+        loads: dict[tuple, float] = {}
+        for shift, weight in shifts:
+            if weight:
+                for link, flows in self._shift_links(nodes, shift % nodes).items():
+                    loads[link] = loads.get(link, 0.0) + weight * flows
+        return max(loads.values(), default=0.0)
+
+    @functools.lru_cache(maxsize=None)
+    def _shift_links(self, nodes: int, shift: int) -> dict[tuple, float]:
+        """Each link's flows, in units of its bandwidth, when every node sends one to the node
+        `shift` after it."""
+        loads: dict[tuple, float] = {}
+        for src in range(nodes if shift else 0):
+            for link, bandwidth in self.route(src, (src + shift) % nodes):
+                loads[link] = loads.get(link, 0.0) + 1.0 / bandwidth
+        return loads
 
     def shift_load(self, nodes: int, shift: int) -> float:
-        """Flows per link on the busiest link, in units of one link's bandwidth, when every node of
-        `nodes` sends one flow to the node `shift` after it.
+        """The busiest link's load when every node sends one flow to the node `shift` after it."""
+        return self.load(nodes, ((shift, 1.0),))
 
-        Torus (dimension-ordered, shortest routing): a shift of d along a ring of n puts
-        min(d, n - d) flows on each of its links; the busiest dimension sets the pace. Anything
-        else, the dragonfly included: the node's own link, as the platform files build their
-        fabrics without taper (polaris-like's comment says why), and simulation agrees up to
-        P = 2048 (docs/CALIBRATION.md); its group-crossing cost beyond is left out."""
-        if shift % nodes == 0:
-            return 0.0
-        return float(max(self.steps(nodes, shift), default=1)) if self.kind == "TORUS" else 1.0
-
-    def steps(self, nodes: int, shift: int) -> list[int]:
-        """A torus' hops along each dimension between a node and the node `shift` after it."""
-        out, rest = [], shift % nodes
-        for n in self.params:
-            step = rest % n
-            out.append(min(step, n - step))
-            rest //= n
-        return out
+    def exchange_load(self, nodes: int) -> float:
+        """The busiest link's load when every node sends one flow to every other node."""
+        return self.load(nodes, tuple((shift, 1.0) for shift in range(1, nodes)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -191,20 +273,18 @@ def tuna_rounds(nprocs: int, radix: int) -> tuple[tuple[int, int], ...]:
     return tuple(rounds)
 
 
-def tuna_time(m: Mechanisms, nprocs: int, ppn: int, block: int, radix: int) -> float:
+def tuna_time(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int) -> float:
     """TuNA's uniform alltoallv on `m` in closed form (seconds): its rounds one after another, each
     one data message to one peer, preceded by one of the blocks' sizes wherever some block of the
     round is not yet at its destination (which then cannot know its size: every digit position
-    but the last). A round costs the rank's overheads, its packing and unpacking copies (each
-    block counted a piece on each side: an upper bound, as adjacent blocks travel as one range
-    in the library), a network latency per message, and the longest of what the node's traffic
-    takes on its busiest link, on shared memory, and on its interface (nic_gap per message sent
-    and per message received)."""
-    topology = m.topology
+    but the last). A round costs the rank's overheads, its packing and unpacking copies (every
+    block that is not empty a range on each side, as the library lists them), a network latency
+    per message, and the longest of what the nodes' traffic takes on the busiest link, on shared
+    memory, and on its interface (nic_gap per message sent and per message received)."""
     nodes = max(1, nprocs // ppn)
     total = 0.0
-    for distance, blocks in tuna_rounds(nprocs, radix):
-        data = blocks * block
+    for distance, count in tuna_rounds(nprocs, radix):
+        data = count * blocks.mean
         span = radix ** int(math.log(distance, radix) + 1e-9)  # r^x of this round's digit position
         messages = 2 if span * radix < nprocs else 1
         # Ranks whose peer is on another node, and how far away (sequential mapping).
@@ -213,9 +293,8 @@ def tuna_time(m: Mechanisms, nprocs: int, ppn: int, block: int, radix: int) -> f
         remote_near = ppn - remote_far if near % nodes else 0
         remote = remote_far * (far % nodes != 0) + remote_near
         cpu = messages * (m.isend + m.recv) + data * (m.isend_per_byte + m.recv_per_byte)
-        cpu += 2 * data / m.copy_bandwidth + 2 * blocks * m.copy_piece
-        link = max(remote_near * data * topology.shift_load(nodes, near),
-                   remote_far * data * topology.shift_load(nodes, far)) / m.link_bandwidth
+        cpu += 2 * data / m.copy_bandwidth + 2 * count * blocks.nonempty * m.copy_piece
+        link = m.topology.load(nodes, ((near, float(remote_near)), (far, float(remote_far)))) * data / m.link_bandwidth
         local = data / m.loopback_bandwidth if remote < ppn else 0.0  # a node's loopback is a fat pipe in SimGrid
         nic = 2 * messages * remote * m.nic_gap
         latency = m.path_latency if remote else m.loopback_latency

@@ -12,7 +12,7 @@ import pandas as pd
 from tucoll import sim
 from tucoll import sizes as units
 from tucoll.build import REPO_ROOT
-from tucoll.calibrate.model import Mechanisms, fit_parameter, fit_tuna_parameter, tuna_time, vendor_time
+from tucoll.calibrate.model import Blocks, Mechanisms, Topology, fit_parameter, fit_tuna_parameter, tuna_time, vendor_time
 from tucoll.calibrate.simulations import SimCache, SimPoint
 
 
@@ -25,17 +25,17 @@ CACHE = REPO_ROOT / "docs" / "calibration" / "simulated.csv"
 # How each mechanism reaches a calibrated platform: a SimGrid option of its <config>, a field of its
 # JSON entry (what tucoll sim hands the library), or a scale of its links' bandwidth.
 OPTIONS = {"match_cost": "smpi/match-cost", "nic_gap": "smpi/nic-gap", "copy_piece": "copy_piece",
-           "adapters": "network adapters"}
+           "adapters": "network adapters", "torus": "torus"}
 SIMGRID_OPTIONS = ("match_cost", "nic_gap")
 
 
 @dataclass(frozen=True)
 class Parameter:
     """One mechanism of a calibrated machine: its value when set from a source (None when the fit set
-    pins it) and where it comes from."""
+    pins it; a torus' dimensions for `torus`) and where it comes from."""
     name: str
     source: str
-    value: float | None = None
+    value: float | tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,8 @@ class Machine:
 
 
 TUNA_FIT_SOURCE = ("fitted: TuNA's {value} at P = 8192, 16 B (seed 000, V-A; ideal radix, in closed form), where "
-                   "each of its rounds moves P / r blocks of 16 B that are not adjacent, packed on one side and "
-                   "unpacked on the other: its 16 B cost is per block more than per byte")
+                   "each of its rounds moves P / r blocks of 0 to 16 B (8 on average) that are not adjacent, packed "
+                   "on one side and unpacked on the other: its 16 B cost is per block more than per byte")
 
 MACHINE_LIST = [
     Machine("polaris", "polaris-like",
@@ -84,8 +84,14 @@ MACHINE_LIST = [
             Parameter("copy_piece", TUNA_FIT_SOURCE.format(value="5.79 ms")),
             (Parameter("nic_gap", "no independent measurement of Tofu-D's rate per message; the fit set holds one "
                        "vendor time, which cannot pin two mechanisms, so this one is left out (an interface rate "
-                       "would lower the fitted matching cost)", 0.0),),
-            "RIKEN Fugaku: Tofu-D torus, Open MPI selection, 32 ranks per node as in seed 000; calibrated"),
+                       "would lower the fitted matching cost)", 0.0),
+             Parameter("torus", "Ajima et al., \"The Tofu Interconnect D\", IEEE CLUSTER 2018: a 6-D torus X x Y x Z x "
+                       "A x B x C whose A x B x C = 2 x 3 x 2 are the 12 nodes of a Tofu unit, 10 links of 6.8 GB/s "
+                       "per node (Fugaku: 24 x 23 x 24 x 2 x 3 x 2 = 158,976 nodes). The base folds it into a 3-D "
+                       "torus of 8 x 8 x 8. Here the job's 512 nodes (16,384 ranks at 32 per node) lie on 4 x 4 x 3 "
+                       "units, each unit's 12 nodes filled first, its X, Y and Z closed as tori (the seed does not "
+                       "give its jobs' shapes)", (2, 3, 2, 4, 4, 3))),
+            "RIKEN Fugaku: Tofu-D 6-D torus, Open MPI selection, 32 ranks per node as in seed 000; calibrated"),
 ]
 MACHINE_BY_NAME = {m.name: m for m in MACHINE_LIST}
 
@@ -95,10 +101,14 @@ def seeds() -> pd.DataFrame:
 
 
 def mechanisms(machine: Machine, values: dict[str, float]) -> Mechanisms:
-    """The base platform's mechanisms with `values` set (adapters scale the links)."""
+    """The base platform's mechanisms with `values` set (adapters scale the links; a torus reshapes
+    the network)."""
     m = Mechanisms.of(sim.Platform.load(machine.base))
     values = dict(values)
     adapters = values.pop("adapters", 1.0)
+    torus = values.pop("torus", None)
+    if torus is not None:
+        m = m.with_topology(Topology("TORUS", tuple(torus)))
     return replace(m, link_bandwidth=m.link_bandwidth * adapters, **values)
 
 
@@ -122,7 +132,7 @@ def fit(table: pd.DataFrame | None = None) -> dict[str, dict[str, float]]:
         platform = sim.Platform.load(machine.base)
         m = mechanisms(machine, {**values, machine.by_vendor.name: 0.0, machine.by_tuna.name: 0.0})
         value = fit_parameter(m, machine.by_vendor.name, platform.vendor, int(vendor_row["nprocs"]),
-                              int(vendor_row["ppn"]), units.parse(vendor_row["block_bytes"]), _seconds_of(vendor_row))
+                              int(vendor_row["ppn"]), _blocks(vendor_row), _seconds_of(vendor_row))
         if math.isnan(value):
             raise ValueError(f"{machine.name}: the model's other costs already exceed the published "
                              f"{vendor_row['value']} {vendor_row['unit']}; no {OPTIONS[machine.by_vendor.name]} fits it")
@@ -130,13 +140,20 @@ def fit(table: pd.DataFrame | None = None) -> dict[str, dict[str, float]]:
         tuna_row = _fit_row(table, machine, "tuna")
         m = mechanisms(machine, {**values, machine.by_tuna.name: 0.0})
         value = fit_tuna_parameter(m, machine.by_tuna.name, int(tuna_row["nprocs"]), int(tuna_row["ppn"]),
-                                   units.parse(tuna_row["block_bytes"]), IDEAL_RADICES, _seconds_of(tuna_row))
+                                   _blocks(tuna_row), ideal_radices(int(tuna_row["nprocs"])),
+                                   _seconds_of(tuna_row))
         if math.isnan(value):
             raise ValueError(f"{machine.name}: TuNA's other costs already exceed the published "
                              f"{tuna_row['value']} {tuna_row['unit']}; no {OPTIONS[machine.by_tuna.name]} fits it")
         values[machine.by_tuna.name] = value
         fits[machine.name] = values
     return fits
+
+
+def _blocks(row) -> Blocks:
+    if row["workload"] != "uniform":
+        raise ValueError(f"{row['id']}: the closed forms are for the uniform workload, not {row['workload']}")
+    return Blocks.uniform(units.parse(row["block_bytes"]))
 
 
 def _seconds_of(row) -> float:
@@ -149,6 +166,8 @@ def calibrated_path(machine: Machine) -> Path:
 
 def describe(name: str, value: float) -> str:
     """A parameter's value as the docs print it."""
+    if name == "torus":
+        return " x ".join(map(str, value))
     return f"{value:g}" if name == "adapters" else f"{value * 1e9:.2f} ns"
 
 
@@ -167,7 +186,8 @@ def write_platforms(fits: dict[str, dict[str, float]]) -> list[Path]:
         # 32 ranks per node: the seeds' runs (seed 000, V, on both machines).
         paths.append(sim.derived_platform(machine.base, {OPTIONS[k]: f"{values[k]:.9g}" for k in SIMGRID_OPTIONS},
                                           calibrated_path(machine), note=note,
-                                          bandwidth_scale=values.get("adapters", 1.0), summary=machine.summary,
+                                          bandwidth_scale=values.get("adapters", 1.0), torus=values.get("torus"),
+                                          summary=machine.summary,
                                           ranks_per_node=32, copy_piece=float(f"{values['copy_piece']:.9g}")))
     return paths
 
@@ -202,15 +222,17 @@ def closed_form(point: SimPoint) -> float:
     platform = sim.Platform.load(point.platform)
     m = Mechanisms.of(platform)
     if point.spec == "vendor":
-        return vendor_time(m, platform.vendor, point.nprocs, point.ppn, point.size)
+        return vendor_time(m, platform.vendor, point.nprocs, point.ppn, Blocks.uniform(point.size))
     radix = int(point.spec.split("radix=")[1])
-    return tuna_time(m, point.nprocs, point.ppn, point.size, radix)
+    return tuna_time(m, point.nprocs, point.ppn, Blocks.uniform(point.size), radix)
 
 
 # ------------------------------------------------------------------- against the seeds
 
-# Radices the closed form tries for "TuNA with ideal r" at the seeds' P (cheap: no simulation).
-IDEAL_RADICES = (2, 4, 8, 16, 32, 64, 128)
+def ideal_radices(nprocs: int) -> tuple[int, ...]:
+    """The radices the closed form tries for "TuNA with ideal r" (seed 000 tries 2 to P): the powers
+    of two below P (from P on, the library's TuNA is the spread-out exchange, all messages at once)."""
+    return tuple(2 ** k for k in range(1, max(1, (nprocs - 1).bit_length())))
 CROSSOVER_SIZES = tuple(2 ** k for k in range(4, 17))  # 16 B to 64 KiB
 CROSSOVER_NPROCS = 8192  # where the seed quotes its numbers (V-A, Fig. 8)
 
@@ -225,11 +247,12 @@ class Model:
     cache: SimCache | None = None  # simulated TuNA, where it was simulated
 
     def vendor(self, nprocs: int, size: int) -> float:
-        return vendor_time(self.mech, self.platform.vendor, nprocs, self.ppn, size)
+        return vendor_time(self.mech, self.platform.vendor, nprocs, self.ppn, Blocks.uniform(size))
 
     def tuna(self, nprocs: int, size: int) -> tuple[float, int]:
         """TuNA with its ideal radix in closed form: (seconds, radix)."""
-        return min((tuna_time(self.mech, nprocs, self.ppn, size, r), r) for r in IDEAL_RADICES if r < nprocs)
+        return min((tuna_time(self.mech, nprocs, self.ppn, Blocks.uniform(size), r), r)
+                   for r in ideal_radices(nprocs))
 
     def tuna_simulated(self, nprocs: int, size: int) -> tuple[float, int, bool] | None:
         """The best simulated TuNA the cache holds at this P and size (seconds, radix, whether
