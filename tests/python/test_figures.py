@@ -16,8 +16,8 @@ def registry_json(build):
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    monkeypatch.setattr(figures, "STORE", tmp_path / "data" / "simulated.csv")
-    monkeypatch.setattr(figures, "FIGURE_DIR", tmp_path)
+    monkeypatch.setattr(figures.core, "STORE", tmp_path / "data" / "simulated.csv")
+    monkeypatch.setattr(figures.core, "FIGURE_DIR", tmp_path)
     return tmp_path
 
 
@@ -149,7 +149,7 @@ def test_new_columns_widen_the_store_without_reordering(store):
     rows["inter_region_msgs"] = 7
     rows["late_column"] = "x"
     figures.append_rows(rows)
-    header = figures.STORE.read_text().splitlines()[0].split(",")
+    header = figures.core.STORE.read_text().splitlines()[0].split(",")
     assert header[:len(figures.KEY)] == figures.KEY and header[-1] == "late_column"
     stored = figures.load_store()
     assert figures.done_keys(stored) == set(alltoallv.keys()) | set(sparse.keys())
