@@ -13,6 +13,7 @@ import pytest
 
 from tucoll import sweep, tuning
 from tucoll.bench import BenchRun, registry, run_bench
+from tucoll.build import REPO_ROOT
 
 
 def tucoll(*args, timeout=600):
@@ -301,8 +302,7 @@ def test_a_table_is_checked_by_the_library_before_it_is_written(build, tmp_path)
             tuning.write_table(bad, tmp_path / "bad.json")
     assert not (tmp_path / "bad.json").exists()
     # The shipped table passes the same check.
-    tuning.write_table(json.loads(Path(tuning.__file__).resolve().parents[2].joinpath("tuning/default.json").read_text()),
-                       tmp_path / "shipped.json")
+    tuning.write_table(json.loads((REPO_ROOT / "tuning" / "default.json").read_text()), tmp_path / "shipped.json")
 
 
 def test_specs_are_parsed_and_reductions_decided_by_the_library(build):
