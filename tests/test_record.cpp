@@ -193,6 +193,111 @@ TEST(Record, CallsAcrossManyWindowsAreCountedExactly) {
     MPI_Comm_free(&comm);
 }
 
+// The buffers of one exchange of `count` on `comm`, kept for a nonblocking or persistent call.
+struct Exchange {
+    std::vector<int> sc, sd, rc, rd, send, recv;
+    Exchange(MPI_Comm comm, int (*count)(int, int)) {
+        int p = 0, me = 0;
+        MPI_Comm_size(comm, &p);
+        MPI_Comm_rank(comm, &me);
+        sc.resize(p), sd.resize(p), rc.resize(p), rd.resize(p);
+        int st = 0, rt = 0;
+        for (int j = 0; j < p; ++j) {
+            sc[j] = count(me, j);
+            rc[j] = count(j, me);
+            sd[j] = st;
+            rd[j] = rt;
+            st += sc[j];
+            rt += rc[j];
+        }
+        send.assign(st + 1, me);
+        recv.assign(rt + 1, -1);
+    }
+    int start(MPI_Comm comm, tucoll_request_t *req) {
+        return tucoll_ialltoallv_with("tuna:radix=2", send.data(), sc.data(), sd.data(), MPI_INT, recv.data(),
+                                      rc.data(), rd.data(), MPI_INT, comm, req);
+    }
+    int init(MPI_Comm comm, tucoll_request_t *req) {
+        return tucoll_alltoallv_init(send.data(), sc.data(), sd.data(), MPI_INT, recv.data(), rc.data(), rd.data(),
+                                     MPI_INT, comm, MPI_INFO_NULL, req);
+    }
+};
+
+TEST(Record, NonblockingCallsAndPersistentStartsAreRecorded) {
+    // Recorded at their start, timed to their completion, agreed at the next blocking call: the
+    // 32 nonblocking calls fill a window that the allgather agrees before it records itself;
+    // two more nonblocking calls overlap each other, a persistent plan starts three times.
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const std::string dir = shared_temp_dir(comm);
+    ASSERT_EQ(tucoll_record_start(dir.c_str()), MPI_SUCCESS);
+    Exchange a(comm, count_a), b(comm, count_b), c(comm, count_c);
+    for (int call = 0; call < 32; ++call) {
+        tucoll_request_t req = TUCOLL_REQUEST_NULL;
+        ASSERT_EQ(a.start(comm, &req), MPI_SUCCESS);
+        ASSERT_EQ(tucoll_wait(&req), MPI_SUCCESS);
+    }
+    std::vector<double> mine(2, 1.0), gathered(2 * tucoll::test::world_size());
+    ASSERT_EQ(tucoll_allgather(mine.data(), 2, MPI_DOUBLE, gathered.data(), 2, MPI_DOUBLE, comm), MPI_SUCCESS);
+    tucoll_request_t first = TUCOLL_REQUEST_NULL, second = TUCOLL_REQUEST_NULL, plan = TUCOLL_REQUEST_NULL;
+    ASSERT_EQ(b.start(comm, &first), MPI_SUCCESS);
+    ASSERT_EQ(a.start(comm, &second), MPI_SUCCESS);
+    ASSERT_EQ(tucoll_wait(&second), MPI_SUCCESS);  // completed in the other order than started
+    ASSERT_EQ(tucoll_wait(&first), MPI_SUCCESS);
+    ASSERT_EQ(c.init(comm, &plan), MPI_SUCCESS);
+    for (int start = 0; start < 3; ++start) {
+        ASSERT_EQ(tucoll_start(&plan), MPI_SUCCESS);
+        ASSERT_EQ(tucoll_wait(&plan), MPI_SUCCESS);
+    }
+    ASSERT_EQ(tucoll_request_free(&plan), MPI_SUCCESS);
+    ASSERT_EQ(tucoll_record_stop(), MPI_SUCCESS);
+    if (tucoll::test::world_rank() == 0) {
+        nlohmann::json m = nlohmann::json::parse(std::ifstream(only_recording(dir) / "manifest.json"));
+        EXPECT_EQ(m["calls"], 32 + 1 + 2 + 3);
+        EXPECT_EQ(m["calls_not_recorded"], 0);
+        EXPECT_EQ(m["record_overhead_seconds"]["agreements"], 2);
+        ASSERT_EQ(m["patterns"].size(), 4u);
+        const auto &pa = m["patterns"][0], &pg = m["patterns"][1], &pb = m["patterns"][2], &pc = m["patterns"][3];
+        EXPECT_EQ(pa["collective"], "alltoallv");
+        EXPECT_EQ(pa["calls"], 33);
+        EXPECT_EQ(pa["algorithms"]["tuna:radix=2"], 33) << pa["algorithms"].dump();
+        EXPECT_GT(pa["seconds"]["min"].get<double>(), 0.0);
+        EXPECT_EQ(pg["collective"], "allgather");
+        EXPECT_EQ(pb["calls"], 1);
+        EXPECT_EQ(pb["first_call"], 33);
+        EXPECT_EQ(pc["calls"], 3);
+        EXPECT_EQ(pc["requested"]["auto"], 3);
+        const auto ma = read_pattern(only_recording(dir) / pa["file"].get<std::string>());
+        ASSERT_EQ(ma.size(), static_cast<size_t>(tucoll::test::world_size()));
+        EXPECT_EQ(ma[0][0], 4LL * count_a(0, 0));
+        fs::remove_all(dir);
+    }
+    MPI_Comm_free(&comm);
+}
+
+TEST(Record, AWindowFullOfNonblockingCallsCountsTheRestUntilABlockingCall) {
+    // No collective may run at a start or a completion, so 40 nonblocking calls with nothing
+    // blocking between record 32; the 8 that found the window full are counted.
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const std::string dir = shared_temp_dir(comm);
+    ASSERT_EQ(tucoll_record_start(dir.c_str()), MPI_SUCCESS);
+    Exchange a(comm, count_a);
+    for (int call = 0; call < 40; ++call) {
+        tucoll_request_t req = TUCOLL_REQUEST_NULL;
+        ASSERT_EQ(a.start(comm, &req), MPI_SUCCESS);
+        ASSERT_EQ(tucoll_wait(&req), MPI_SUCCESS);
+    }
+    ASSERT_EQ(tucoll_record_stop(), MPI_SUCCESS);
+    if (tucoll::test::world_rank() == 0) {
+        nlohmann::json m = nlohmann::json::parse(std::ifstream(only_recording(dir) / "manifest.json"));
+        EXPECT_EQ(m["calls"], 32);
+        EXPECT_EQ(m["calls_not_recorded"], 8);
+        fs::remove_all(dir);
+    }
+    MPI_Comm_free(&comm);
+}
+
 TEST(Record, StartWithoutADirectoryIsAnError) {
     EXPECT_EQ(tucoll_record_start(nullptr), MPI_ERR_ARG);
     EXPECT_EQ(tucoll_record_start(""), MPI_ERR_ARG);

@@ -358,12 +358,15 @@ struct Plan final : PersistentPlan {
     // auto was still exploring (online tuning) when the plan was made: every start asks it again,
     // as a plain call would, until it has settled.
     bool redecide = false;
-    Selection meta;
+    Selection meta;  // what the init asked for (auto, or a spec): asked again while auto explores
     OwnedTypes types;  // its handles on derived datatypes, freed with the plan
 
   private:
     const char *collective() const override { return Alltoallv::registry(args).collective(); }
     Task schedule(Context &ctx, CallStats &stats) override;
+    void record(Context &ctx, record::Call *call) override {
+        record_before<Alltoallv>(ctx, args, prep, meta, call);  // what the program asked for
+    }
 };
 
 // One start's schedule: the plan's algorithm, or auto asked again while it explores. A free
@@ -413,12 +416,12 @@ int init(const char *fn, const char *spec, const TypedArgs &in, std::unique_ptr<
         if (!plan->prep.in_place) TUCOLL_TRY(prefix_error(plan->types.own(&plan->args.alltoall->sendtype), fn));
     }
     Choice choice;
+    plan->meta = *selected;
     TUCOLL_TRY(prefix_error(Alltoallv::decide_now(*ctx, *selected, plan->args, plan->prep, &choice), fn));
     if (choice.probe != nullptr) {
         // auto is exploring: the plan takes no candidate for good (nor its slot, unrun).
         choice.probe->cancel();
         plan->redecide = true;
-        plan->meta = *selected;
     } else {
         plan->selection = choice.selected();
         plan->known_max_block = choice.known_max_block;

@@ -81,6 +81,8 @@ class Context {
 
     MPI_Comm comm() const { return comm_; }  // private duplicate, errors returned
     MPI_Comm user_comm() const { return user_; }  // the program's communicator (for its name only)
+    // The program freed its communicator; persistent plans made on it still start (core/persistent.h).
+    bool retired() const { return retired_; }
     int rank() const { return rank_; }
     int size() const { return size_; }
     const Topology &topology() const { return topo_; }

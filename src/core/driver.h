@@ -93,7 +93,10 @@ int drive(const char *spec, const typename C::Args &args) try {
     // collectives (reductions, the vendor's) could not advance them while they wait.
     engine::complete_all(*ctx);
     record::Call recorded;
-    if (record::active()) record_before<C>(*ctx, args, prep, *selection, &recorded);
+    if (record::active()) {
+        record::make_room(*ctx);  // every rank is here, and what it started has completed
+        record_before<C>(*ctx, args, prep, *selection, &recorded);
+    }
     Operation &op = ctx->blocking_operation();
     int rc = MPI_SUCCESS;
     {
@@ -146,6 +149,7 @@ int start_pending(Context &ctx, const Selection &selection, const typename C::Ar
     started.args = args;
     started.prep = std::move(prep);
     TUCOLL_TRY(C::keep(ctx, &started.args, call));
+    if (record::active()) record_before<C>(ctx, started.args, started.prep, selection, &call.operation().recorded());
     launch_call(ctx, call.operation(), C::registry(args).collective(), [&](CallStats &stats) {
         return C::run(ctx, selection, started.args, started.prep, stats);
     });

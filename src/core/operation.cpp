@@ -127,6 +127,8 @@ void Operation::conclude() {
     outstanding_ = false;
     Engine::get().remove(this);
     if (!ctx_.blocking_operation().running()) ctx_.publish_stats(stats_);
+    if (recorded_.on) record::completed(ctx_, recorded_, stats_, result_);
+    recorded_ = record::Call();
 }
 
 bool Operation::done() const {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/p2p.h"
+#include "core/record.h"
 #include "core/stats.h"
 #include "core/task.h"
 
@@ -67,6 +68,9 @@ class Operation {
     Requests &requests() { return requests_; }
     Workspaces &scratch() { return scratch_; }
     CallStats &stats() { return stats_; }
+    // The call this operation runs as the recorder saw it at its start (TUCOLL_RECORD), timed at
+    // its completion.
+    record::Call &recorded() { return recorded_; }
 
     // Starts `task` as this (deferred) operation's schedule and runs it to its first wait;
     // registers the operation with the engine until it completes.
@@ -93,6 +97,7 @@ class Operation {
     Requests requests_;
     Workspaces scratch_;
     CallStats stats_;
+    record::Call recorded_;
     Task task_;
     int result_ = MPI_SUCCESS;
     std::string message_;

@@ -38,6 +38,7 @@ struct PersistentPlan : tucoll_plan {
         engine::progress();
         EngineLock lock;  // the progress thread may be advancing other operations of this context
         active = true;
+        if (record::active()) record(ctx, &op_->recorded());
         launch_call(ctx, *op_, collective(), [&](CallStats &stats) { return schedule(ctx, stats); });
         return MPI_SUCCESS;
     }
@@ -45,6 +46,7 @@ struct PersistentPlan : tucoll_plan {
   protected:
     virtual const char *collective() const = 0;                  // the statistics' name
     virtual Task schedule(Context &ctx, CallStats &stats) = 0;  // one start's (runs nothing yet)
+    virtual void record(Context &ctx, record::Call *call) = 0;   // one start, for TUCOLL_RECORD
 
   private:
     std::optional<Operation> op_;
@@ -89,6 +91,9 @@ struct PersistentCall final : PersistentPlan {
     const char *collective() const override { return C::registry(call.args).collective(); }
     Task schedule(Context &ctx, CallStats &stats) override {
         return C::run(ctx, selection, call.args, call.prep, stats);
+    }
+    void record(Context &ctx, record::Call *recorded) override {
+        record_before<C>(ctx, call.args, call.prep, selection, recorded);
     }
 
     Workspaces storage_;

@@ -68,7 +68,10 @@ class Recorder {
     uint64_t order() const { return order_; }
     void before(const char *collective, const std::vector<int64_t> &row, int64_t type_size, const char *requested,
                 Call *call);
-    void after(const Call &call, const CallStats &stats, int rc);
+    void completed(const Call &call, const CallStats &stats, int rc);
+    // Collective where the window is full: the same on every rank, whose calls were the same.
+    int agree_if_full() { return pending_.size() >= kWindow ? agree() : MPI_SUCCESS; }
+    void add_overhead(double seconds) { overhead_ += seconds; }
     // Collective over the communicator: the pending calls' patterns are agreed, new ones
     // gathered and written, then the manifest.
     int flush();
@@ -93,6 +96,7 @@ class Recorder {
     std::vector<std::pair<int, double>> call_log_;
     std::vector<int64_t> matrix_;
     uint64_t calls_ = 0, agreements_ = 0;
+    uint64_t not_recorded_ = 0;  // nonblocking calls that found the window full
     double overhead_ = 0;  // rank 0's time spent recording, agreements and files included
     bool warned_ = false;
 };
@@ -188,6 +192,9 @@ Recorder::~Recorder() {
         std::lock_guard<std::mutex> lock(state_mutex);
         live.erase(this);
     }
+    // A recording stopped (or started again elsewhere) was agreed and written then: its directory
+    // may be gone since.
+    if (generation_ != record::generation.load()) return;
     // The context ends in a collective (MPI_Comm_free, MPI_Finalize), so the last window can be
     // agreed here; where MPI is already finalized (SMPI's exit), its calls are lost.
     int finalized = 0;
@@ -206,6 +213,10 @@ void Recorder::warn(const std::string &what) {
 void Recorder::before(const char *collective, const std::vector<int64_t> &row, int64_t type_size,
                       const char *requested, Call *call) {
     const double started = MPI_Wtime();
+    if (pending_.size() >= kWindow) {  // nonblocking calls filled it: agreed at the next blocking call
+        ++not_recorded_;
+        return;
+    }
     Pending p;
     p.local = row_fingerprint(collective, rank_, row);
     p.collective = collective;
@@ -216,22 +227,21 @@ void Recorder::before(const char *collective, const std::vector<int64_t> &row, i
     }
     call->on = true;
     call->pending = static_cast<int>(pending_.size());
+    call->generation = generation_;
+    call->window = agreements_;
     pending_.push_back(std::move(p));
     if (rank_ == 0) overhead_ += MPI_Wtime() - started;
     call->started = MPI_Wtime();
 }
 
-void Recorder::after(const Call &call, const CallStats &stats, int rc) {
-    const double ended = MPI_Wtime();
-    if (rank_ == 0 && rc == MPI_SUCCESS) {
-        Pending &p = pending_[call.pending];
-        p.seconds = ended - call.started;
-        p.algorithm = stats.algorithm;
-        p.completed = true;
-    }
-    // Every rank's window fills at the same call: the agreement is collective.
-    if (pending_.size() == kWindow) agree();
-    if (rank_ == 0) overhead_ += MPI_Wtime() - ended;
+void Recorder::completed(const Call &call, const CallStats &stats, int rc) {
+    // A call still in its window: one agreed since (the recording stopped meanwhile) is counted
+    // without its time.
+    if (rank_ != 0 || rc != MPI_SUCCESS || call.generation != generation_ || call.window != agreements_) return;
+    Pending &p = pending_[call.pending];
+    p.seconds = MPI_Wtime() - call.started;
+    p.algorithm = stats.algorithm;
+    p.completed = true;
 }
 
 int Recorder::add_pattern(const Pending &call, size_t index, int *id) {
@@ -290,9 +300,9 @@ int Recorder::agree() {
         }
         if (rank_ == 0) account(pending_[k], id);
     }
+    ++agreements_;
     if (rank_ == 0) {
         calls_ += n;
-        ++agreements_;
         if (added > 0) write_manifest();  // new patterns are listed at once
     }
     pending_.clear();
@@ -337,6 +347,8 @@ void Recorder::write_manifest() {
         {"version", kFormatVersion},
         {"communicator", communicator_},
         {"calls", calls_},
+        // Nonblocking calls and persistent starts that found the window full (core/record.h).
+        {"calls_not_recorded", not_recorded_},
         // Rank 0's time spent recording: fingerprints, the agreements (one allreduce per window
         // of calls), the gathers of new patterns and the files.
         {"record_overhead_seconds",
@@ -405,6 +417,9 @@ int stop() {
 
 void before(Context &ctx, const char *collective, const std::vector<int64_t> &row, int64_t type_size,
             const char *requested, Call *call) {
+    // A plan started after its communicator was freed: the recording there ended with the free,
+    // the last collective on it, and no later one could agree a window.
+    if (ctx.retired()) return;
     const uint64_t gen = generation.load();
     RecorderPtr &recorder = ctx.recorder();
     if (!recorder || recorder->generation() != gen) {
@@ -419,8 +434,21 @@ void before(Context &ctx, const char *collective, const std::vector<int64_t> &ro
     recorder->before(collective, row, type_size, requested, call);
 }
 
+void make_room(Context &ctx) {
+    if (ctx.recorder() && ctx.recorder()->generation() == generation.load()) ctx.recorder()->agree_if_full();
+}
+
 void after(Context &ctx, const Call &call, const CallStats &stats, int rc) {
-    if (call.on && ctx.recorder()) ctx.recorder()->after(call, stats, rc);
+    if (!call.on || !ctx.recorder()) return;
+    const double ended = MPI_Wtime();
+    ctx.recorder()->completed(call, stats, rc);
+    // Every rank's window fills at the same call: the agreement is collective.
+    ctx.recorder()->agree_if_full();
+    if (ctx.rank() == 0) ctx.recorder()->add_overhead(MPI_Wtime() - ended);
+}
+
+void completed(Context &ctx, const Call &call, const CallStats &stats, int rc) {
+    if (call.on && ctx.recorder()) ctx.recorder()->completed(call, stats, rc);
 }
 
 }  // namespace tucoll::record
