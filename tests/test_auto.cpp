@@ -468,6 +468,46 @@ TEST(Auto, ANonblockingStartIsLocalWhileItsReductionsRun) {
     MPI_Comm_free(&comm);
 }
 
+TEST(Auto, NonblockingCallsStartedBeforeTheFirstAgreementCompletesChooseAlike) {
+    // Rank 0 starts two calls before rank 1 starts either: its second start cannot know the first
+    // call's agreement yet, while rank 1's may. Each call must make the same decision (and the
+    // same reductions) on every rank, whatever has completed where: the calls' results and
+    // algorithms agree, and nothing waits for ever.
+    const int p = world_size(), me = world_rank();
+    if (p < 2) GTEST_SKIP() << "needs two ranks";
+    for (const char *entry_kind : {"features", "one spec"}) {
+        TableFile table(table_text(std::string(entry_kind) == "features"
+                                       ? entry(p, p, three_way_rules())
+                                       : entry(p, p, R"({"below": null, "spec": "pairwise"})")));
+        ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
+        MPI_Comm comm = fresh_communicator();  // auto has not run on it: its first call agrees
+        const int bytes = 100;
+        std::vector<int> counts(p, bytes), displs(p);
+        for (int j = 0; j < p; ++j) displs[j] = bytes * j;
+        std::vector<char> send(static_cast<size_t>(bytes) * p + 1), want(send.size());
+        for (size_t k = 0; k < send.size(); ++k) send[k] = static_cast<char>(me * 7 + k);
+        MPI_Alltoall(send.data(), bytes, MPI_CHAR, want.data(), bytes, MPI_CHAR, MPI_COMM_WORLD);
+        std::vector<std::vector<char>> recv(3, std::vector<char>(send.size()));
+        tucoll_request_t requests[3] = {TUCOLL_REQUEST_NULL, TUCOLL_REQUEST_NULL, TUCOLL_REQUEST_NULL};
+        const int rc = start_before_rank_1_starts([&] {
+            int first_rc = MPI_SUCCESS;
+            for (int k = 0; k < 3 && first_rc == MPI_SUCCESS; ++k) {
+                first_rc = tucoll_ialltoallv_with("auto", send.data(), counts.data(), displs.data(), MPI_CHAR,
+                                                  recv[k].data(), counts.data(), displs.data(), MPI_CHAR, comm,
+                                                  &requests[k]);
+            }
+            return first_rc;
+        });
+        EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
+        for (int k = 2; k >= 0; --k) EXPECT_EQ(tucoll_wait(&requests[k]), MPI_SUCCESS) << entry_kind << " call " << k;
+        tucoll_stats_t stats{};
+        tucoll_get_stats(comm, &stats);
+        EXPECT_EQ(std::string(stats.algorithm), "pairwise") << entry_kind << ": " << stats.path;
+        for (int k = 0; k < 3; ++k) EXPECT_TRUE(all_ranks(recv[k] == want)) << entry_kind << " call " << k;
+        MPI_Comm_free(&comm);
+    }
+}
+
 TEST(Auto, AnAlltoallNeedsNoReduction) {
     // MPI_Alltoall: every rank knows every rank's block size, so auto decides alone.
     const int p = world_size();

@@ -1,7 +1,11 @@
 // auto: the tuned alltoallv (seed 003). The tuning table maps (P, ranks per node, the table's
 // block-size features) to a spec string; auto communicates only as much as that lookup needs:
 // - the first call on a communicator checks, in one allreduce, that every rank read the same
-//   table, and keeps the entry for (P, Q);
+//   table, and keeps the entry for (P, Q). It takes the entry from the table it read at its
+//   start, before that check completes: a nonblocking call started meanwhile (the check is a
+//   step of the first call's schedule) must decide as the other ranks do, whatever has completed
+//   where. Should the check fail, the first call fails on every rank, and so does every call that
+//   starts once this rank knows it;
 // - an entry that names one spec whatever the features, and a call whose features every rank
 //   knows alone (MPI_Alltoall's uniform counts), are decided with no communication at all;
 // - otherwise one allreduce gives every rank the same summary: MPI_MAX on doubles (built in,
@@ -59,7 +63,8 @@ struct SummaryOp {
 
 // What the first call on a communicator agreed on: the table every rank read and its entry.
 struct AutoState {
-    bool agreed = false;
+    bool agreed = false;        // the first call has started: the entry below is this rank's table's
+    std::string disagreement;   // the first call's check failed (every rank read it from the same values)
     std::shared_ptr<const TuningTable> table;  // null: none
     const TuningTable::Entry *entry = nullptr;   // null: no table, or one without entries
     const std::string *only_spec = nullptr;      // the entry's spec when it names one for every value
@@ -89,19 +94,21 @@ constexpr double kNearEntry = 2.0;
 // blocking in a blocking call (after what is outstanding, which it could not advance while it
 // waits), started and awaited in a nonblocking one, so that a nonblocking start stays local.
 // `in` and `out` must live until the step ends (the awaiting coroutine's frame).
-Task allreduce(Context &ctx, const void *in, void *out, int count, MPI_Datatype type, MPI_Op op) {
-    return mpi_step(
-        ctx,
-        [&ctx, in, out, count, type, op](MPI_Request *req) {
-            if (req == nullptr) ctx.quiesce();
-            const int rc = req ? MPI_Iallreduce(in, out, count, type, op, ctx.comm(), req)
-                               : MPI_Allreduce(in, out, count, type, op, ctx.comm());
-            return rc == MPI_SUCCESS ? rc : mpi_fail(rc, req ? "MPI_Iallreduce" : "MPI_Allreduce");
-        },
-        [] {});
+// `blocking`: reduced on the spot even in a nonblocking call (online tuning, whose state moves
+// with each reduction's result and must move in call order on every rank).
+Task allreduce(Context &ctx, const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
+               bool blocking = false) {
+    const auto reduce = [&ctx, in, out, count, type, op](MPI_Request *req) {
+        if (req == nullptr) ctx.quiesce();
+        const int rc = req ? MPI_Iallreduce(in, out, count, type, op, ctx.comm(), req)
+                           : MPI_Allreduce(in, out, count, type, op, ctx.comm());
+        return rc == MPI_SUCCESS ? rc : mpi_fail(rc, req ? "MPI_Iallreduce" : "MPI_Allreduce");
+    };
+    if (blocking) return Task::finished(reduce(nullptr));
+    return mpi_step(ctx, reduce, [] {});
 }
 
-Task reduce_summary(Context &ctx, const double local[kFields], double global[kFields]) {
+Task reduce_summary(Context &ctx, const double local[kFields], double global[kFields], bool blocking = false) {
     SummaryOp &s = ctx.state<SummaryOp>();
     if (s.record == MPI_DATATYPE_NULL) {
         MPI_Datatype record;
@@ -116,12 +123,13 @@ Task reduce_summary(Context &ctx, const double local[kFields], double global[kFi
             return Task::finished(mpi_fail(rc, "MPI_Op_create"));
         }
     }
-    return allreduce(ctx, local, global, 1, s.record, s.op);
+    return allreduce(ctx, local, global, 1, s.record, s.op, blocking);
 }
 
 // The first call: what this rank read (the table's fingerprint, TUCOLL_AUTO's mode, a problem)
-// goes into its summary, which one allreduce then agrees on (settle_agreement).
-void offer_table(AutoState &state, double local[kFields], std::string *problem) {
+// goes into its summary, which one allreduce then checks (check_agreement); its entry is taken
+// at once (settle_locally).
+AutoMode offer_table(AutoState &state, double local[kFields], std::string *problem) {
     AutoMode mode = AutoMode::kDefault;
     if (const int rc = auto_mode(&mode); rc != MPI_SUCCESS) *problem = last_message(rc);
     if (mode != AutoMode::kOnline && problem->empty()) load_tuning_table("alltoallv", &state.table, problem);
@@ -130,21 +138,12 @@ void offer_table(AutoState &state, double local[kFields], std::string *problem) 
     local[kProblem] = problem->empty() ? 0 : 1;
     local[kMode] = static_cast<double>(mode);
     local[kNegMode] = -local[kMode];
+    return mode;
 }
 
-int settle_agreement(Context &ctx, AutoState &state, const std::string &problem, const double global[kFields]) {
-    const AutoMode mode = static_cast<AutoMode>(static_cast<int>(global[kMode]));
-    if (global[kProblem] > 0) {
-        return fail(MPI_ERR_OTHER, "auto: " + (problem.empty() ? std::string("another rank could not use its tuning table")
-                                                               : problem));
-    }
-    if (global[kMode] != -global[kNegMode]) {
-        return fail(MPI_ERR_OTHER, "auto: the ranks have different TUCOLL_AUTO settings; every rank must have the same");
-    }
-    if (global[kPrint] != -global[kNegPrint]) {
-        return fail(MPI_ERR_OTHER, "auto: the ranks read different tuning tables (TUCOLL_TUNING_FILE or the installed "
-                                   "table differs between nodes); every rank must see the same one");
-    }
+// The first call, at its start: the entry of the table this rank read, which every rank's is
+// (check_agreement says so once the reduction completes).
+void settle_locally(Context &ctx, AutoState &state, AutoMode mode) {
     if (state.table) {
         state.entry = state.table->entry_for(ctx.size(), ctx.topology().max_local_size);
         if (state.entry != nullptr) state.only_spec = TuningTable::only_spec(*state.entry);
@@ -156,7 +155,21 @@ int settle_agreement(Context &ctx, AutoState &state, const std::string &problem,
                      TuningTable::distance(*state.entry, ctx.size(), ctx.topology().max_local_size) > kNearEntry));
     if (state.online) state.max_only = true;  // the size class needs the largest block only
     state.agreed = true;
-    return MPI_SUCCESS;
+}
+
+// The first call's reduction: did every rank read the same table and mode? The same answer on
+// every rank (the same reduced values); a failure stays, for the calls that start from now on.
+int check_agreement(AutoState &state, const std::string &problem, const double global[kFields]) {
+    if (global[kProblem] > 0) {
+        state.disagreement = "auto: " + (problem.empty() ? std::string("another rank could not use its tuning table")
+                                                         : problem);
+    } else if (global[kMode] != -global[kNegMode]) {
+        state.disagreement = "auto: the ranks have different TUCOLL_AUTO settings; every rank must have the same";
+    } else if (global[kPrint] != -global[kNegPrint]) {
+        state.disagreement = "auto: the ranks read different tuning tables (TUCOLL_TUNING_FILE or the installed "
+                             "table differs between nodes); every rank must see the same one";
+    }
+    return state.disagreement.empty() ? MPI_SUCCESS : fail(MPI_ERR_OTHER, state.disagreement);
 }
 
 std::string basename(const std::string &path) {
@@ -237,8 +250,8 @@ Task summarize(Context &ctx, Decision &d) {
     d.communicated = true;
     d.max_reduced = false;
     if (d.first) {
-        offer_table(d.state, d.local, &d.problem);
-        return reduce_summary(ctx, d.local, d.global);
+        settle_locally(ctx, d.state, offer_table(d.state, d.local, &d.problem));
+        return reduce_summary(ctx, d.local, d.global, /*blocking=*/d.state.online);
     }
     if (d.a.is_alltoall()) {
         // MPI_Alltoall: every rank sends the same block to every rank, so its own counts are
@@ -258,7 +271,7 @@ Task summarize(Context &ctx, Decision &d) {
 }
 
 int finish_summary(Decision &d) {
-    if (d.first) return settle_agreement(d.ctx, d.state, d.problem, d.global);
+    if (d.first) return check_agreement(d.state, d.problem, d.global);
     if (d.max_reduced) {
         d.global[kMaxBlock] = d.max_out[0];
         d.global[kBusiest] = d.max_out[1];
@@ -348,6 +361,7 @@ int choose_by_features(Decision &d, Choice *out) {
 // A coroutine: the reductions are steps of the call's schedule (see allreduce).
 Task choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
     AutoState &state = ctx.state<AutoState>();
+    if (!state.disagreement.empty()) co_return fail(MPI_ERR_OTHER, state.disagreement);
     Decision d{ctx, a, type_size, state, Scope{ctx.size(), ctx.topology().max_local_size}, !state.agreed};
     // The first call agrees on the table, which says which chooser applies; later calls take
     // the summary only where theirs needs it.
