@@ -359,7 +359,7 @@ int choose_by_features(Decision &d, Choice *out) {
 }
 
 // A coroutine: the reductions are steps of the call's schedule (see allreduce).
-Task choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
+Task deciding(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
     AutoState &state = ctx.state<AutoState>();
     if (!state.disagreement.empty()) co_return fail(MPI_ERR_OTHER, state.disagreement);
     Decision d{ctx, a, type_size, state, Scope{ctx.size(), ctx.topology().max_local_size}, !state.agreed};
@@ -376,6 +376,18 @@ Task choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
     if (state.entry == nullptr) co_return choose_without_entry(d, out);
     if (state.only_spec != nullptr) co_return choose_only_spec(d, out);
     co_return choose_by_features(d, out);
+}
+
+// Not a coroutine where nothing is left to decide (an entry that names one spec, resolved): a
+// call there pays for no frame.
+Task choose(Context &ctx, const TypedArgs &a, int64_t type_size, Choice *out) {
+    const AutoState &state = ctx.state<AutoState>();
+    if (state.kept_ready && state.disagreement.empty()) {
+        out->kept_selection = &state.kept.selection;
+        out->kept_note = &state.kept.note;
+        return Task::finished(MPI_SUCCESS);
+    }
+    return deciding(ctx, a, type_size, out);
 }
 
 }  // namespace
