@@ -37,23 +37,41 @@ std::string shared_temp_dir(MPI_Comm comm) {
 int count_a(int i, int j) { return 1 + (i + 2 * j) % 5; }
 int count_b(int i, int j) { return i == j ? 0 : 3 + i; }
 
-void alltoallv_ints(MPI_Comm comm, int (*count)(int, int), const char *spec) {
-    int p = 0, me = 0;
-    MPI_Comm_size(comm, &p);
-    MPI_Comm_rank(comm, &me);
-    std::vector<int> sc(p), sd(p), rc(p), rd(p);
-    int st = 0, rt = 0;
-    for (int j = 0; j < p; ++j) {
-        sc[j] = count(me, j);
-        rc[j] = count(j, me);
-        sd[j] = st;
-        rd[j] = rt;
-        st += sc[j];
-        rt += rc[j];
+// The buffers of one exchange of `count` on `comm`, kept as long as a nonblocking or persistent
+// call needs them.
+struct Exchange {
+    std::vector<int> sc, sd, rc, rd, send, recv;
+    Exchange(MPI_Comm comm, int (*count)(int, int)) {
+        int p = 0, me = 0;
+        MPI_Comm_size(comm, &p);
+        MPI_Comm_rank(comm, &me);
+        sc.resize(p), sd.resize(p), rc.resize(p), rd.resize(p);
+        int st = 0, rt = 0;
+        for (int j = 0; j < p; ++j) {
+            sc[j] = count(me, j);
+            rc[j] = count(j, me);
+            sd[j] = st;
+            rd[j] = rt;
+            st += sc[j];
+            rt += rc[j];
+        }
+        send.assign(st + 1, me);
+        recv.assign(rt + 1, -1);
     }
-    std::vector<int> send(st + 1, me), recv(rt + 1, -1);
-    ASSERT_EQ(tucoll_alltoallv_with(spec, send.data(), sc.data(), sd.data(), MPI_INT, recv.data(), rc.data(), rd.data(),
-                                    MPI_INT, comm),
+    int start(MPI_Comm comm, tucoll_request_t *req) {
+        return tucoll_ialltoallv_with("tuna:radix=2", send.data(), sc.data(), sd.data(), MPI_INT, recv.data(),
+                                      rc.data(), rd.data(), MPI_INT, comm, req);
+    }
+    int init(MPI_Comm comm, tucoll_request_t *req) {
+        return tucoll_alltoallv_init(send.data(), sc.data(), sd.data(), MPI_INT, recv.data(), rc.data(), rd.data(),
+                                     MPI_INT, comm, MPI_INFO_NULL, req);
+    }
+};
+
+void alltoallv_ints(MPI_Comm comm, int (*count)(int, int), const char *spec) {
+    Exchange x(comm, count);
+    ASSERT_EQ(tucoll_alltoallv_with(spec, x.send.data(), x.sc.data(), x.sd.data(), MPI_INT, x.recv.data(), x.rc.data(),
+                                    x.rd.data(), MPI_INT, comm),
               MPI_SUCCESS);
 }
 
@@ -192,36 +210,6 @@ TEST(Record, CallsAcrossManyWindowsAreCountedExactly) {
     }
     MPI_Comm_free(&comm);
 }
-
-// The buffers of one exchange of `count` on `comm`, kept for a nonblocking or persistent call.
-struct Exchange {
-    std::vector<int> sc, sd, rc, rd, send, recv;
-    Exchange(MPI_Comm comm, int (*count)(int, int)) {
-        int p = 0, me = 0;
-        MPI_Comm_size(comm, &p);
-        MPI_Comm_rank(comm, &me);
-        sc.resize(p), sd.resize(p), rc.resize(p), rd.resize(p);
-        int st = 0, rt = 0;
-        for (int j = 0; j < p; ++j) {
-            sc[j] = count(me, j);
-            rc[j] = count(j, me);
-            sd[j] = st;
-            rd[j] = rt;
-            st += sc[j];
-            rt += rc[j];
-        }
-        send.assign(st + 1, me);
-        recv.assign(rt + 1, -1);
-    }
-    int start(MPI_Comm comm, tucoll_request_t *req) {
-        return tucoll_ialltoallv_with("tuna:radix=2", send.data(), sc.data(), sd.data(), MPI_INT, recv.data(),
-                                      rc.data(), rd.data(), MPI_INT, comm, req);
-    }
-    int init(MPI_Comm comm, tucoll_request_t *req) {
-        return tucoll_alltoallv_init(send.data(), sc.data(), sd.data(), MPI_INT, recv.data(), rc.data(), rd.data(),
-                                     MPI_INT, comm, MPI_INFO_NULL, req);
-    }
-};
 
 TEST(Record, NonblockingCallsAndPersistentStartsAreRecorded) {
     // Recorded at their start, timed to their completion, agreed at the next blocking call: the

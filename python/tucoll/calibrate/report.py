@@ -9,7 +9,7 @@ import pandas as pd
 
 from tucoll.build import REPO_ROOT
 from tucoll.calibrate.here import HERE_DOCS, HERE_NPROCS_PREDICT
-from tucoll.calibrate.model import tuna_rounds
+from tucoll.calibrate.model import Blocks, tuna_rounds
 from tucoll.calibrate.seeds import CACHE, MACHINE_LIST, OPTIONS, describe, models, ratio_by_p
 from tucoll.calibrate.simulations import SimCache
 
@@ -49,9 +49,11 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
     worst, within = check.loc[error.idxmax()], int((error <= 1.5).sum())
     fugaku = models(calibrated=True)["fugaku"]
     fugaku_vendor = fugaku.vendor(16384, 16384)
-    # TuNA with r = 128 at P = 16384: every block of 8 KiB on average through the node's TNIs once per
-    # non-zero digit (two, but for 1 in 128), 32 ranks per node.
-    fugaku_tuna_floor = sum(count for _, count in tuna_rounds(16384, 128)) * 8192 * 32 / 40.8e9
+    # TuNA with the radix the closed form finds best at P = 16384, 16 KiB: every block through the
+    # node's six TNIs of 6.8 GB/s (Ajima et al. 2018) once per non-zero digit of its index.
+    _, fugaku_radix = fugaku.tuna(16384, 16384)
+    fugaku_hops = sum(count for _, count in tuna_rounds(16384, fugaku_radix)) / 16384
+    fugaku_tuna_floor = 16384 * fugaku_hops * Blocks.uniform(16384).mean * fugaku.ppn / (6 * 6.8e9)
     parts = [
         "# Calibrated machines: the models held against the seeds' measurements",
         "",
@@ -78,8 +80,9 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         f"Fugaku at P = 16384 and 16 KiB the calibrated vendor takes {fugaku_vendor:.2f} s (the matching fitted "
         "at 16 B: P^2 / 4 entries walked); 9.69x faster would be "
         f"{fugaku_vendor / 9.69 * 1e3:.0f} ms for TuNA, less than its bytes alone take at the six TNIs' "
-        f"40.8 GB/s per node (Ajima et al. 2018) with the radix the closed form finds best, r = 128, which "
-        f"moves each block twice: {fugaku_tuna_floor * 1e3:.0f} ms. So the real vendor there pays more per "
+        f"40.8 GB/s per node (Ajima et al. 2018) with the radix the closed form finds best, r = {fugaku_radix}, "
+        f"which moves each block {fugaku_hops:.2f} times: {fugaku_tuna_floor * 1e3:.0f} ms. So the real vendor there "
+        "pays more per "
         "message than at 16 B (Open MPI's rendezvous above "
         "its eager limit is a candidate), and the real TuNA gets more than the one 6.8 GB/s link that "
         "dimension-order routing gives each round's shift here; neither has a source to set it from yet.",

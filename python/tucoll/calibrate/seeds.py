@@ -233,6 +233,8 @@ def ideal_radices(nprocs: int) -> tuple[int, ...]:
     """The radices the closed form tries for "TuNA with ideal r" (seed 000 tries 2 to P): the powers
     of two below P (from P on, the library's TuNA is the spread-out exchange, all messages at once)."""
     return tuple(2 ** k for k in range(1, max(1, (nprocs - 1).bit_length())))
+
+
 CROSSOVER_SIZES = tuple(2 ** k for k in range(4, 17))  # 16 B to 64 KiB
 CROSSOVER_NPROCS = 8192  # where the seed quotes its numbers (V-A, Fig. 8)
 
