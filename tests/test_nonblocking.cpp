@@ -64,6 +64,8 @@ TEST_P(Nonblocking, MatchesTheVendorCompletedByWaitOrByTests) {
 TEST_P(Nonblocking, AStartIsLocal) {
     if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
     MPI_Comm comm = fresh_communicator();
+    // ipc's first call on a communicator agrees on its backend, blocking at its start (documented).
+    if (std::string(GetParam()).rfind("ipc", 0) == 0) EXPECT_TRUE(uniform_int_alltoallv(GetParam(), 1, comm));
     TypedExchange x;
     TUCOLL_ASSERT_SETUP(build_exchange("powerlaw", "char", 64, 5, &x));
     const bench::Bytes want = vendor_alltoallv(x);
@@ -86,7 +88,8 @@ INSTANTIATE_TEST_SUITE_P(Specs, Nonblocking,
                          ::testing::Values("vendor", "linear", "pairwise", "spreadout", "scattered:block_count=2",
                                            "xor", "tuna:radix=2", "tuna:radix=3", "bruck2",
                                            "tuna_coalesced:radix=2,block_count=1", "tuna_staggered:radix=2,block_count=2",
-                                           "staged", "auto"),
+                                           "staged", "auto", "ipc", "ipc:ipc_threshold=0,uniform_check=1",
+                                           "ipc:ipc_threshold=0,overlap=0"),
                          [](const ::testing::TestParamInfo<const char *> &info) { return sanitize(info.param); });
 
 TEST(NonblockingOperations, OutstandingAtOnceCompleteInAnyOrder) {
@@ -111,6 +114,32 @@ TEST(NonblockingOperations, OutstandingAtOnceCompleteInAnyOrder) {
     }
     for (int i = 0; i < 3; ++i) EXPECT_TRUE(all_ranks(x[i].buffers.recv == want[i])) << specs[i];
     MPI_Comm_free(&other);
+}
+
+TEST(NonblockingOperations, IpcOperationsOutstandingAtOnceCompleteInAnyOrder) {
+    // Each ipc operation has its node's slots and flags of its own: two outstanding at once, with
+    // a round-based one between them, completed in opposite orders on rank 0 and the others.
+    MPI_Comm comm = fresh_communicator();
+    EXPECT_TRUE(uniform_int_alltoallv("ipc:ipc_threshold=0", 1, comm));  // the first call agrees
+    tucoll_stats_t stats{};
+    tucoll_get_stats(comm, &stats);
+    EXPECT_NE(std::string(stats.path).find("ipc"), std::string::npos) << stats.path;
+    TypedExchange x[3];
+    const char *specs[3] = {"ipc:ipc_threshold=0", "tuna:radix=2", "ipc:ipc_threshold=0,uniform_check=1"};
+    const char *dists[3] = {"powerlaw", "uniform", "onehuge"};
+    bench::Bytes want[3];
+    for (int i = 0; i < 3; ++i) {
+        TUCOLL_ASSERT_SETUP(build_exchange(dists[i], "int-permuted", 48, 5, &x[i]));
+        want[i] = vendor_alltoallv(x[i]);
+    }
+    tucoll_request_t r[3] = {};
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(start(specs[i], x[i], &r[i], comm), MPI_SUCCESS);
+    for (int k = 0; k < 3; ++k) {
+        const int i = world_rank() == 0 ? 2 - k : k;
+        EXPECT_EQ(tucoll_wait(&r[i]), MPI_SUCCESS);
+    }
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(all_ranks(x[i].buffers.recv == want[i])) << specs[i];
+    MPI_Comm_free(&comm);
 }
 
 TEST(NonblockingOperations, ABlockingCallOnTheCommunicatorBetweenStartAndWait) {

@@ -20,12 +20,16 @@
 // expose its buffer receives its node's blocks as messages. Every rank passes buffers of the same
 // kind (a pointer with nothing behind it counts as the other buffer's kind).
 //
-// Synchronisation per call, on the node's communicator (PMPI: the interposer routes MPI_Alltoall
-// back into tucoll): an MPI_Alltoall of where each rank wants
-// each local peer's block (which also tells a sender that its receiver has entered the call and
-// exposed a live buffer), and at the end an MPI_Allreduce of the ranks' error flags, which is the
-// barrier after which every copy into this rank has landed and by which one rank's failure (a
-// block larger than its place) reaches every rank of the node.
+// Synchronisation per call, by messages between the ranks of a node on the context's
+// communicator (never the node's collectives: a nonblocking call posts them from later steps of its
+// schedule, and MPI matches a communicator's collectives by the order in which each rank starts
+// them, which concurrent operations' later steps would not keep): each rank sends every local peer
+// where it wants that peer's block (which also tells a sender that its receiver has entered the
+// call and exposed a live buffer), and at the end its error flag, sent once its copies have landed:
+// the flags of all its local peers tell a rank that every copy into it has landed, and carry one
+// rank's failure (a block larger than its place) to every rank of the node. The first call on a
+// communicator also agrees, in one MPI_Allreduce, whether the backend is usable: that call blocks
+// at its start; later ones are schedules whose start is local.
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -72,9 +76,15 @@ struct IpcWorkspace {
     // Whether every rank of the communicator can copy into the ranks of its node with the backend:
     // agreed on the first call (-1: not yet), then kept. 0: every call exchanges by messages.
     int usable = -1;
-    std::vector<Slot> wanted;  // per local peer: what this rank wants from it
-    std::vector<Slot> owed;    // per local peer: what it wants from this rank
-    std::vector<Slot> exposed;  // uniform path: every local rank's descriptor and block size
+};
+
+// What one call's ranks of a node tell each other (an operation's own: calls outstanding at once on
+// a communicator each have theirs).
+struct IpcCallSlots {
+    std::vector<Slot> wanted;    // per local peer: what this rank wants from it
+    std::vector<Slot> owed;      // per local peer: what it wants from this rank
+    std::vector<Slot> exposed;   // uniform path: every local rank's descriptor and block size
+    std::vector<int32_t> failed;  // per local peer: its error flag at the end (this rank's at its own index)
 };
 
 // This rank's buffers: device memory or not, and whether they need staging. A null pointer
@@ -109,16 +119,17 @@ Settings settings_of(const Params &params) {
 
 // Every block the same size B at offset j * B on every rank, on both sides? Known without
 // communication for MPI_Alltoall (tucoll_alltoall builds exactly that layout); for alltoallv one
-// MPI_Allreduce of min and max (seed 002), when asked for.
-int uniform_block(Context &ctx, const Call &call, bool check, int64_t *block) {
-    *block = -1;
+// MPI_Allreduce of min and max (seed 002), when asked for: the schedule's first step, started at
+// the call's start (blocking where `block`).
+Task uniform_block(Context &ctx, const Call &call, bool check, bool block, int64_t *out) {
+    *out = -1;
     const int p = ctx.size();
     if (call.uniform) {
         for (int j = 0; j < p; ++j) TUCOLL_ASSERT(call.rdispls[j] == j * call.rcounts[0]);
-        *block = call.rcounts[0];
-        return MPI_SUCCESS;
+        *out = call.rcounts[0];
+        co_return MPI_SUCCESS;
     }
-    if (!check) return MPI_SUCCESS;
+    if (!check) co_return MPI_SUCCESS;
     int64_t lo = call.scounts[0], hi = call.scounts[0];
     bool regular = true;
     for (int j = 0; j < p; ++j) {
@@ -128,10 +139,18 @@ int uniform_block(Context &ctx, const Call &call, bool check, int64_t *block) {
     }
     // min of lo, max of hi, max of "irregular here" in one reduction.
     int64_t mine[3] = {lo, -hi, regular ? 0 : -1}, all[3];
-    ctx.quiesce();
-    TUCOLL_MPI(MPI_Allreduce(mine, all, 3, MPI_INT64_T, MPI_MIN, ctx.comm()));
-    if (all[2] == 0 && all[0] == -all[1]) *block = all[0];
-    return MPI_SUCCESS;
+    Requests &reqs = ctx.requests();
+    if (block || !reqs.deferred()) {
+        ctx.quiesce();
+        TUCOLL_CO_MPI(MPI_Allreduce(mine, all, 3, MPI_INT64_T, MPI_MIN, ctx.comm()));
+    } else {
+        MPI_Request req = MPI_REQUEST_NULL;
+        TUCOLL_CO_MPI(MPI_Iallreduce(mine, all, 3, MPI_INT64_T, MPI_MIN, ctx.comm(), &req));
+        reqs.adopt(req);
+        co_await reqs.completion();
+    }
+    if (all[2] == 0 && all[0] == -all[1]) *out = all[0];
+    co_return MPI_SUCCESS;
 }
 
 // The first call on a communicator: can every rank copy into every rank of its node? The answer
@@ -139,14 +158,14 @@ int uniform_block(Context &ctx, const Call &call, bool check, int64_t *block) {
 // Only what this call's buffers say about the backend counts: a rank that stages this call votes
 // yes without asking, and a peer with buffers of the other kind is not asked (the call then ends
 // in an error about the kinds, not in a backend refused for the communicator's later calls).
-int agree_usable(Context &ctx, ipc::Backend &backend, IpcWorkspace &ws, const Buffers &mine, bool device_only,
-                 int local_size, int local_rank, int *usable) {
+int agree_usable(Context &ctx, ipc::Backend &backend, const IpcWorkspace &ws, const IpcCallSlots &slots,
+                 const Buffers &mine, bool device_only, int local_size, int local_rank, int *usable) {
     ipc::Refusal why;
     int ok = mine.staging || backend.available(&why) ? 1 : 0;
     for (int j = 0; ok && !mine.staging && j < local_size; ++j) {
-        const int32_t flags = ws.owed[j].flags;
+        const int32_t flags = slots.owed[j].flags;
         if (j == local_rank || !(flags & kExposed) || ((flags & kDevice) != 0) != mine.device) continue;
-        const int rc = backend.verify(ws.owed[j].where, ws.owner);
+        const int rc = backend.verify(slots.owed[j].where, ws.owner);
         if (rc != MPI_SUCCESS) {
             ok = 0;
             std::snprintf(why.reason, sizeof why.reason, "%s", last_message(rc).c_str());
@@ -162,13 +181,29 @@ int agree_usable(Context &ctx, ipc::Backend &backend, IpcWorkspace &ws, const Bu
     return MPI_SUCCESS;
 }
 
-// Where this rank wants each local peer's block, and what each wants from it. A buffer the
-// backend cannot expose is published as such (no kExposed), never skipped: every rank of the
-// node takes part in the exchange whatever it met.
-int exchange_slots(Context &ctx, const Call &call, ipc::Backend &backend, const Buffers &mine, int64_t uniform,
-                   MPI_Comm node, IpcWorkspace &ws) {
+// One message of the node's protocol to or from a local peer, in this call's tags. Raw requests,
+// not Requests' data messages: a rank that has failed still sends what it says (Requests would
+// send it empty).
+int post_node_message(Context &ctx, void *buf, int bytes, int local_peer, Tag phase, bool send) {
+    const int peer = ctx.topology().rank_of(ctx.topology().node, local_peer);
+    Requests &reqs = ctx.requests();
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (send) {
+        TUCOLL_MPI(MPI_Isend(buf, bytes, MPI_BYTE, peer, reqs.tag(phase), ctx.comm(), &req));
+    } else {
+        TUCOLL_MPI(MPI_Irecv(buf, bytes, MPI_BYTE, peer, reqs.tag(phase), ctx.comm(), &req));
+    }
+    reqs.adopt(req);
+    return MPI_SUCCESS;
+}
+
+// Where this rank wants each local peer's block, and what each wants from it: posted here, read by
+// read_slots once they have arrived. A buffer the backend cannot expose is published as such (no
+// kExposed), never skipped: every rank of the node takes part in the exchange whatever it met.
+int post_slots(Context &ctx, const Call &call, ipc::Backend &backend, const Buffers &mine, int64_t uniform,
+               IpcCallSlots &slots) {
     const Topology &topo = ctx.topology();
-    const int q = topo.local_size, me = ctx.rank();
+    const int q = topo.local_size, me = topo.local_rank;
     int64_t extent = 0;
     for (int j = 0; j < ctx.size(); ++j) {
         if (call.rcounts[j] > 0) extent = std::max(extent, call.rdispls[j] + call.rcounts[j]);
@@ -182,31 +217,39 @@ int exchange_slots(Context &ctx, const Call &call, ipc::Backend &backend, const 
         if (rc == MPI_SUCCESS) {
             flags |= kExposed;
         } else if (verbose()) {
-            log_line("ipc: rank " + std::to_string(me) + " cannot expose its receive buffer (" + last_message(rc) +
-                     "): its node serves it otherwise");
+            log_line("ipc: rank " + std::to_string(ctx.rank()) + " cannot expose its receive buffer (" +
+                     last_message(rc) + "): its node serves it otherwise");
         }
     }
-    ws.wanted.resize(q);
-    ws.owed.resize(q);
-    if (uniform >= 0) {
-        // Offsets follow from the ranks: only each receiver's descriptor and block size travel
-        // (the size, so that a rank whose blocks are larger than its receivers' is caught).
-        const Slot exposed{where, 0, uniform, flags, 0};
-        ws.exposed.resize(q);
-        TUCOLL_MPI(PMPI_Allgather(&exposed, sizeof(Slot), MPI_BYTE, ws.exposed.data(), sizeof(Slot), MPI_BYTE, node));
-        for (int j = 0; j < q; ++j) {
-            const Slot &e = ws.exposed[j];
-            ws.owed[j] = Slot{e.where, me * e.bytes, e.bytes, e.flags, 0};
-            ws.wanted[j] = Slot{where, topo.rank_of(topo.node, j) * uniform, uniform, flags, 0};
-        }
-        return MPI_SUCCESS;
-    }
+    slots.wanted.resize(q);
+    slots.owed.resize(q);
+    slots.exposed.resize(q);
     for (int j = 0; j < q; ++j) {
         const int from = topo.rank_of(topo.node, j);
-        ws.wanted[j] = Slot{where, call.rdispls[from], call.rcounts[from], flags, 0};
+        // Uniform: offsets follow from the ranks, so only each receiver's descriptor and block size
+        // travel (the size, so that a rank whose blocks are larger than its receivers' is caught).
+        slots.wanted[j] = uniform >= 0 ? Slot{where, from * uniform, uniform, flags, 0}
+                                       : Slot{where, call.rdispls[from], call.rcounts[from], flags, 0};
     }
-    TUCOLL_MPI(PMPI_Alltoall(ws.wanted.data(), sizeof(Slot), MPI_BYTE, ws.owed.data(), sizeof(Slot), MPI_BYTE, node));
+    slots.exposed[me] = Slot{where, 0, uniform, flags, 0};
+    slots.owed[me] = slots.wanted[me];
+    std::vector<Slot> &out = uniform >= 0 ? slots.exposed : slots.wanted;
+    std::vector<Slot> &in = uniform >= 0 ? slots.exposed : slots.owed;
+    for (int j = 0; j < q; ++j) {
+        if (j == me) continue;
+        TUCOLL_TRY(post_node_message(ctx, &in[j], sizeof(Slot), j, kTagMeta, /*send=*/false));
+        TUCOLL_TRY(post_node_message(ctx, &out[uniform >= 0 ? me : j], sizeof(Slot), j, kTagMeta, /*send=*/true));
+    }
     return MPI_SUCCESS;
+}
+
+void read_slots(Context &ctx, int64_t uniform, IpcCallSlots &slots) {
+    if (uniform < 0) return;  // the owed slots arrived as such
+    const int me = ctx.rank();
+    for (size_t j = 0; j < slots.owed.size(); ++j) {
+        const Slot &e = slots.exposed[j];
+        slots.owed[j] = Slot{e.where, me * e.bytes, e.bytes, e.flags, 0};
+    }
 }
 
 // Whether a block `bytes` long that `slot`'s receiver expects goes as a message inside the node:
@@ -219,7 +262,7 @@ bool local_message(const Slot &slot, int64_t bytes, const Settings &s) {
 // Messages to and from the ranks of other nodes (remote), or of this node where local_message
 // says so, all posted at once in spread-out order. The sender sends what it has, so a
 // disagreement ends in an error on the receiver, never in a wait.
-void post_messages(Context &ctx, const Call &call, const Settings &s, const IpcWorkspace &ws, bool remote,
+void post_messages(Context &ctx, const Call &call, const Settings &s, const IpcCallSlots &slots, bool remote,
                    CallStats &stats) {
     const Topology &topo = ctx.topology();
     const int p = ctx.size(), me = ctx.rank();
@@ -229,7 +272,7 @@ void post_messages(Context &ctx, const Call &call, const Settings &s, const IpcW
         const bool is_remote = topo.node_of[from] != topo.node;
         if (is_remote != remote) continue;
         const int64_t bytes = call.rcounts[from];
-        if (remote ? bytes > 0 : local_message(ws.wanted[topo.local_rank_of[from]], bytes, s)) {
+        if (remote ? bytes > 0 : local_message(slots.wanted[topo.local_rank_of[from]], bytes, s)) {
             reqs.recv(call.rbuf + call.rdispls[from], bytes, from, kTagData, ctx.comm());
         }
     }
@@ -238,7 +281,7 @@ void post_messages(Context &ctx, const Call &call, const Settings &s, const IpcW
         const bool is_remote = topo.node_of[to] != topo.node;
         if (is_remote != remote) continue;
         const int64_t bytes = call.scounts[to];
-        const Slot &slot = ws.owed[topo.local_rank_of[to]];
+        const Slot &slot = slots.owed[topo.local_rank_of[to]];
         if (remote ? bytes > 0 : local_message(slot, slot.bytes, s)) {
             stats.count_send(bytes);
             reqs.send(call.sbuf + call.sdispls[to], bytes, to, kTagData, ctx.comm());
@@ -247,15 +290,15 @@ void post_messages(Context &ctx, const Call &call, const Settings &s, const IpcW
 }
 
 // The intra-node copies, self first, then local+1, local+2, ...
-void copy_into_node(Context &ctx, const Call &call, const Settings &s, ipc::Backend &backend, IpcWorkspace &ws,
-                    CallStats &stats) {
+void copy_into_node(Context &ctx, const Call &call, const Settings &s, ipc::Backend &backend, const IpcWorkspace &ws,
+                    const IpcCallSlots &slots, CallStats &stats) {
     const Topology &topo = ctx.topology();
     const int q = topo.local_size;
     Requests &reqs = ctx.requests();
     for (int step = 0; step < q; ++step) {
         const int j = ipc::peer_at(topo.local_rank, q, step);
         const int to = topo.rank_of(topo.node, j);
-        const Slot &slot = ws.owed[j];
+        const Slot &slot = slots.owed[j];
         const int64_t have = call.scounts[to];
         if (to != ctx.rank() && local_message(slot, slot.bytes, s)) continue;  // posted by post_messages
         if (have != slot.bytes) {
@@ -305,7 +348,15 @@ Task run_messages(Context &ctx, const Call &call, const char *why, CallStats &st
             co_return failf(MPI_ERR_TRUNCATE, "rank %d sends %lld bytes per block but expects %lld", me,
                             static_cast<long long>(call.scounts[me]), static_cast<long long>(call.rcounts[me]));
         }
-        TUCOLL_CO_MPI(PMPI_Alltoall(call.sbuf, block, MPI_BYTE, call.rbuf, block, MPI_BYTE, ctx.comm()));
+        Requests &reqs = ctx.requests();
+        if (!reqs.deferred()) {
+            TUCOLL_CO_MPI(PMPI_Alltoall(call.sbuf, block, MPI_BYTE, call.rbuf, block, MPI_BYTE, ctx.comm()));
+            co_return MPI_SUCCESS;
+        }
+        MPI_Request req = MPI_REQUEST_NULL;  // at the start (see run), where every rank starts it
+        TUCOLL_CO_MPI(PMPI_Ialltoall(call.sbuf, block, MPI_BYTE, call.rbuf, block, MPI_BYTE, ctx.comm(), &req));
+        reqs.adopt(req);
+        co_await reqs.completion();
         co_return MPI_SUCCESS;
     }
     co_return co_await windowed_exchange(ctx, call, p - 1, p - 1, [me, p](int i) { return send_up(me, p, i); }, stats);
@@ -316,9 +367,9 @@ struct NodeBuffers {
     bool any_device = false, all_device = true, any_staging = false, all_exposed = true;
 };
 
-NodeBuffers node_buffers(const IpcWorkspace &ws) {
+NodeBuffers node_buffers(const IpcCallSlots &slots) {
     NodeBuffers n;
-    for (const Slot &slot : ws.owed) {
+    for (const Slot &slot : slots.owed) {
         n.any_device = n.any_device || (slot.flags & kDevice);
         n.all_device = n.all_device && (slot.flags & kDevice);
         n.any_staging = n.any_staging || (slot.flags & kStaging);
@@ -327,12 +378,32 @@ NodeBuffers node_buffers(const IpcWorkspace &ws) {
     return n;
 }
 
-// Not a schedule of rounds yet: the node's agreement and copies run blocking, also in a
-// nonblocking call (at its start); only the fallbacks by messages and staging are schedules.
+// Every rank of the node sends each local peer its error flag once its own copies have landed, and
+// receives theirs: after this step every copy into this rank has landed, and one rank's failure is
+// every rank's of the node.
+Task close_node(Context &ctx, IpcCallSlots &slots) {
+    const Topology &topo = ctx.topology();
+    const int q = topo.local_size, me = topo.local_rank;
+    Requests &reqs = ctx.requests();
+    slots.failed.assign(q, 0);
+    slots.failed[me] = reqs.failed() ? 1 : 0;
+    for (int j = 0; j < q; ++j) {
+        if (j == me) continue;
+        TUCOLL_CO_TRY(post_node_message(ctx, &slots.failed[j], sizeof(int32_t), j, kTagInter, /*send=*/false));
+        TUCOLL_CO_TRY(post_node_message(ctx, &slots.failed[me], sizeof(int32_t), j, kTagInter, /*send=*/true));
+    }
+    co_await reqs.completion();
+    if (!slots.failed[me] && std::any_of(slots.failed.begin(), slots.failed.end(), [](int32_t f) { return f != 0; })) {
+        reqs.fault(failf(MPI_ERR_OTHER, "another rank of this node failed in the ipc exchange"));
+    }
+    co_return MPI_SUCCESS;
+}
+
 Task run(Context &ctx, const Call &call, const Params &params, CallStats &stats) {
     Settings s = settings_of(params);
     const Topology &topo = ctx.topology();
     IpcWorkspace &ws = ctx.state<IpcWorkspace>();
+    IpcCallSlots &slots = ctx.workspace<IpcCallSlots>();
     Requests &reqs = ctx.requests();
     const Buffers mine = buffers_of(call);
     // Without an MPI that takes device buffers, nothing on them may reach it: every block of the
@@ -347,8 +418,6 @@ Task run(Context &ctx, const Call &call, const Params &params, CallStats &stats)
     }
     // The backend of this rank's memory (a rank that receives nothing may pass no receive buffer).
     ipc::Backend &backend = ipc::backend_for(mine.staging ? nullptr : call.rbuf != nullptr ? call.rbuf : call.sbuf);
-    MPI_Comm node = MPI_COMM_NULL;
-    TUCOLL_CO_TRY(ctx.node_comm(&node));
 
     if (ws.usable == 0) {
         if (device_only) co_return co_await run_staged(ctx, call, ws, "backend refused, MPI not CUDA-aware", stats);
@@ -357,14 +426,25 @@ Task run(Context &ctx, const Call &call, const Params &params, CallStats &stats)
     if (call.uniform && call.rcounts[0] < s.ipc_threshold) {
         co_return co_await run_messages(ctx, call, "ipc below threshold: the MPI's alltoall", stats);
     }
+    // The first call agrees on the backend in a collective once the slots have arrived: it
+    // completes what is outstanding on the communicator and runs to that collective at its start,
+    // so that every rank starts the communicator's collectives in the same order (see the top).
+    const bool agreeing = ws.usable < 0;
+    if (agreeing) ctx.quiesce();
     int64_t uniform = -1;
-    TUCOLL_CO_TRY(uniform_block(ctx, call, s.uniform_check, &uniform));
-    TUCOLL_CO_TRY(exchange_slots(ctx, call, backend, mine, uniform, node, ws));
+    TUCOLL_CO_TRY(co_await uniform_block(ctx, call, s.uniform_check, agreeing, &uniform));
+    TUCOLL_CO_TRY(post_slots(ctx, call, backend, mine, uniform, slots));
+    if (agreeing) {
+        reqs.wait_all();
+    } else {
+        co_await reqs.completion();
+    }
+    read_slots(ctx, uniform, slots);
     // From here on the backend may open peers for this communicator (agree_usable verifies them).
     if (std::find(ws.used.begin(), ws.used.end(), &backend) == ws.used.end()) ws.used.push_back(&backend);
     // Decided alike by every rank of the node from the same slots; device_only implies one node,
     // so these returns are the whole communicator's.
-    const NodeBuffers n = node_buffers(ws);
+    const NodeBuffers n = node_buffers(slots);
     if (n.any_device && !n.all_device) {
         co_return failf(MPI_ERR_BUFFER, "ipc: the ranks of a node pass device and host buffers alike: every rank "
                                         "passes buffers of the same kind");
@@ -373,30 +453,23 @@ Task run(Context &ctx, const Call &call, const Params &params, CallStats &stats)
     if (device_only && !n.all_exposed) {
         co_return co_await run_staged(ctx, call, ws, "a buffer that CUDA IPC cannot export", stats);
     }
-    if (ws.usable < 0) {
-        TUCOLL_CO_TRY(agree_usable(ctx, backend, ws, mine, device_only, topo.local_size, topo.local_rank, &ws.usable));
+    if (agreeing) {
+        TUCOLL_CO_TRY(agree_usable(ctx, backend, ws, slots, mine, device_only, topo.local_size, topo.local_rank,
+                                   &ws.usable));
         if (ws.usable == 0) co_return co_await run(ctx, call, params, stats);
     }
     if (n.any_staging) co_return co_await run_staged(ctx, call, ws, "mixed or managed memory", stats);
     stats.add_path(std::string("ipc ") + backend.name() + (uniform >= 0 ? ", uniform" : ""));
 
-    if (s.overlap) post_messages(ctx, call, s, ws, /*remote=*/true, stats);
-    post_messages(ctx, call, s, ws, /*remote=*/false, stats);
-    copy_into_node(ctx, call, s, backend, ws, stats);
+    if (s.overlap) post_messages(ctx, call, s, slots, /*remote=*/true, stats);
+    post_messages(ctx, call, s, slots, /*remote=*/false, stats);
+    copy_into_node(ctx, call, s, backend, ws, slots, stats);
     if (!s.overlap) {
-        reqs.wait_all();
-        post_messages(ctx, call, s, ws, /*remote=*/true, stats);
+        co_await reqs.completion();
+        post_messages(ctx, call, s, slots, /*remote=*/true, stats);
     }
-    reqs.wait_all();
-
-    // The node's barrier: every copy into this rank has landed; any rank's failure is every rank's.
-    const int failed = reqs.failed() ? 1 : 0;
-    int any = 0;
-    TUCOLL_CO_MPI(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, node));
-    if (any && !failed) {
-        reqs.fault(failf(MPI_ERR_OTHER, "another rank of this node failed in the ipc exchange"));
-    }
-    co_return MPI_SUCCESS;
+    co_await reqs.completion();
+    co_return co_await close_node(ctx, slots);
 }
 
 }  // namespace
