@@ -1,0 +1,105 @@
+"""tucoll calibrate: the modelled machines against measurements, and this machine's own model (--here)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from tucoll.build import Build
+from tucoll.report import console as make_console
+
+from .common import SIMGRID_BUILD, with_build, with_cluster
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from tucoll import calibrate
+
+    console = make_console()
+    if args.here:
+        return calibrate_here(args, console)
+    fits = calibrate.fit()
+    console.print("[bold]Mechanisms[/bold] (fitted on data/published/seeds.csv's fit set, or sourced):")
+    console.print(calibrate.parameters_table(fits).to_string(index=False), markup=False, highlight=False)
+    if args.write:
+        for path in calibrate.write_platforms(fits):
+            console.print(f"wrote {path.relative_to(calibrate.REPO_ROOT)} and its .xml")
+    held, left = calibrate.calibration_table()
+    for name in ("fit", "check"):
+        console.print(f"\n[bold]{name} set[/bold] (the model at the seeds' P; `how` says closed form or simulated)")
+        console.print(held[held["set"] == name].drop(columns=["set"]).to_string(index=False, float_format="%.4g"),
+                      markup=False, highlight=False)
+    console.print(f"\n{len(left)} rows not held against the model here:")
+    console.print(left.groupby(["set", "why"]).size().to_string(), markup=False, highlight=False)
+    cache = calibrate.SimCache(calibrate.CACHE)
+    if args.validate:
+        results = calibrate.run_points(calibrate.validation_points(), cache, scheduler=args.scheduler,
+                                       workers=args.workers, build_dir=args.build_dir, log=console.print)
+    else:  # what the cache holds, from the current library sources or earlier ones (said per point)
+        results = {p: t for p in calibrate.validation_points() if (t := cache.get(p)) is not None}
+    validation = calibrate.validation_table(results, cache) if results else None
+    if validation is not None:
+        console.print("\n[bold]closed forms against simulation[/bold] (simulated)")
+        console.print(validation.to_string(index=False, float_format="%.4g"), markup=False, highlight=False)
+    if args.write:
+        doc = calibrate.write_doc(fits, held, left, validation)
+        console.print(f"wrote {doc.relative_to(calibrate.REPO_ROOT)}")
+    return 0
+
+
+def add_calibrate(sub) -> None:
+    ca = with_build(sub.add_parser(
+        "calibrate", help="hold the modelled machines against the seeds' measurements (data/published/seeds.csv)",
+        description="Fits each calibrated platform's mechanism on the seeds' fit set, prints the model against "
+                    "the published fit and check sets (closed forms at the seeds' P), and holds the closed forms "
+                    "against simulation at the P where both run (the cached simulations; --validate simulates "
+                    "again what is missing or was simulated with earlier library sources)."), SIMGRID_BUILD)
+    ca.add_argument("--validate", action="store_true",
+                    help="simulate the validation points the cache (docs/calibration/simulated.csv) lacks or holds "
+                         "from earlier library sources")
+    ca.add_argument("--write", action="store_true",
+                    help="write the calibrated platforms (sim/platforms/calibrated/) and docs/CALIBRATION.md")
+    with_cluster(ca)
+    ca.add_argument("--here", action="store_true",
+                    help="fit this machine's mechanisms from microbenchmarks with its MPI (tucoll-bench machine), "
+                         "write them as a platform file (--out) and predict alltoallv at larger P against measurement")
+    ca.add_argument("--out", default="here.json", help="--here: the platform file to write (and its .xml beside it)")
+    ca.add_argument("--mpi-build-dir", help="--here: the MPI build to probe and measure with (default build/)")
+    ca.add_argument("--probe", help="--here: tucoll-bench machine's CSV from another machine, instead of probing")
+    ca.add_argument("--measured", help="--here: tucoll-bench alltoallv rows (CSV) measured there, instead of here")
+    ca.add_argument("--cores", type=int, help="--here: cores of the machine measured (default: this one's)")
+    ca.add_argument("--flavor", default="openmpi", choices=["openmpi", "mpich"],
+                    help="--here with --probe and --measured: the MPI measured there")
+    ca.set_defaults(func=cmd_calibrate)
+
+
+def calibrate_here(args: argparse.Namespace, console) -> int:
+    """tucoll calibrate --here: fit this machine's mechanisms, write its platform, predict larger P."""
+    import pandas as pd
+
+    from tucoll import calibrate
+
+    out = Path(args.out)
+    build = None if args.probe and args.measured else Build.find(args.mpi_build_dir)
+    if args.probe:  # measured elsewhere (scripts/gpu-check.sh's calibrate stage)
+        probe = pd.read_csv(args.probe)
+    else:
+        console.print(f"probing this machine with {build.mpi_flavor} (tucoll-bench machine, 2 ranks)")
+        probe = calibrate.probe_here(build)
+    cores = args.cores or os.cpu_count() or 1
+    fitted = calibrate.fit_here(probe, cores)
+    console.print(fitted.rows().to_string(index=False), markup=False, highlight=False)
+    flavor = build.mpi_flavor if build else args.flavor
+    platform = calibrate.write_here_platform(fitted, flavor, out)
+    console.print(f"wrote {platform} and its .xml: `tucoll sim --platform {platform}`")
+    measured = pd.read_csv(args.measured, dtype={"params": str}, keep_default_na=False) if args.measured \
+        else calibrate.measure_here(build, log=console.print)
+    table = calibrate.here_table(measured, platform, cores, scheduler=args.scheduler, workers=args.workers,
+                                 sim_build_dir=args.build_dir, log=console.print)
+    console.print(f"\n[bold]alltoallv, uniform: simulated on the fitted platform against measured[/bold] "
+                  f"({cores} cores: P above that is oversubscribed, scheduler-bound)")
+    console.print(table.to_string(index=False, float_format="%.4g"), markup=False, highlight=False)
+    table.to_csv(out.with_name(out.stem + "-prediction.csv"), index=False)
+    probe.to_csv(out.with_name(out.stem + "-probe.csv"), index=False)
+    fitted.rows().to_csv(out.with_name(out.stem + "-fit.csv"), index=False)
+    return 0
