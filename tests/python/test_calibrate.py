@@ -21,8 +21,9 @@ def test_the_fit_reproduces_the_fit_sets_times_and_nothing_is_fitted_on_the_chec
     held, _ = calibrate.calibration_table()
     fitted = held[held["set"] == "fit"]
     assert len(fitted) == 4  # vendor and TuNA on both machines
-    # TuNA's from its closed form; a simulation of it at P = 8192, where cached, is held out.
-    closed = fitted[fitted["how"].str.startswith("closed form")]
+    # The vendor's from its closed form, TuNA's from its one-node model; a simulation of TuNA at
+    # P = 8192, where cached, is held out.
+    closed = fitted[fitted["how"].str.startswith(("closed form", "one-node model"))]
     assert len(closed) >= 2
     assert closed["after / published"].tolist() == pytest.approx([1.0] * len(closed), rel=1e-6)
     # Changing a check-set value moves no parameter.
@@ -99,6 +100,38 @@ def test_the_closed_forms_take_the_seeds_uniform_blocks():
     m = calibrate.Mechanisms.of(sim.Platform.load("polaris-calibrated"))
     assert calibrate.tuna_time(m, 256, 32, calibrate.Blocks(1024), 4) > \
         calibrate.tuna_time(m, 256, 32, calibrate.Blocks.uniform(1024), 4)
+
+
+def test_tunas_one_node_model_adds_up_a_rank_alone_and_overlaps_ranks_across_the_interface():
+    from dataclasses import replace
+    m = calibrate.Mechanisms.of(sim.Platform.load("polaris-calibrated"))
+    blocks = calibrate.Blocks.uniform(16)
+    # One node: every rank's phases run alike, each its overheads, copies and the loopback.
+    phases = calibrate.tuna_phases(m, 32, 32, blocks, 4)
+    alone = sum(2 * p.copy + m.isend + p.size * (m.isend_per_byte + m.recv_per_byte) + m.loopback_latency +
+                p.size / m.loopback_bandwidth + m.recv + m.match_cost for p in phases)
+    assert calibrate.tuna_time(m, 32, 32, blocks, 4) == pytest.approx(alone, rel=1e-9)
+    # Many nodes: never less than a rank's own work; the interface's turns run while other ranks
+    # copy, so a piece cost that doubles a rank's copies adds less than that to the time.
+    assert calibrate.tuna_time(m, 1024, 32, blocks, 16) > calibrate.tuna_lower_bound(m, 1024, 32, blocks, 16)
+    copies = sum(2 * p.copy for p in calibrate.tuna_phases(m, 1024, 32, blocks, 16))
+    doubled = replace(m, copy_piece=2 * m.copy_piece)
+    copies_doubled = sum(2 * p.copy for p in calibrate.tuna_phases(doubled, 1024, 32, blocks, 16))
+    assert calibrate.tuna_time(doubled, 1024, 32, blocks, 16) - calibrate.tuna_time(m, 1024, 32, blocks, 16) < \
+        copies_doubled - copies
+    # The best radix skips radices whose rank alone is slower than the best found.
+    best, radix = calibrate.best_tuna(m, 1024, 32, blocks, (2, 4, 8, 16, 32, 64, 128, 256, 512))
+    assert best == min(calibrate.tuna_time(m, 1024, 32, blocks, r) for r in (2, 4, 8, 16, 32, 64, 128, 256, 512))
+
+
+def test_the_models_stay_near_the_simulations_the_cache_holds():
+    # docs/calibration/simulated.csv: the validation points simulated on the shipped platforms.
+    cache = calibrate.SimCache(calibrate.CACHE)
+    results = {p: t for p in calibrate.validation_points() if (t := cache.get(p)) is not None}
+    if not results:
+        pytest.skip("no simulation of the shipped calibrated platforms cached")
+    ratio = calibrate.validation_table(results)["model / simulated"]
+    assert ratio.between(0.7, 1.35).all(), ratio.describe()
 
 
 def test_tuna_rounds_move_every_block_once_per_nonzero_digit():

@@ -12,11 +12,11 @@ adapters among it), as its platform file says.
 
 The vendor's P^2 messages cannot be simulated at the seeds' P (8192: 67 million messages), so its
 time there comes from a closed form of the same model (vendor_time), held against simulation at
-the P where both run (validation_points) and labelled analytic. So does TuNA's (tuna_time) where
-the cache holds no simulation of it at that P (8192 ranks take 20 GB and a quarter of an hour
-per spec here).
+the P where both run (validation_points) and labelled analytic. TuNA's comes from a model of one
+node's ranks run event by event (tuna_time) where the cache holds no simulation of it at that P
+(8192 ranks take 20 GB and minutes per spec here).
 
-The rooms: model (the mechanisms and the closed forms), simulations (simulated points, their cache,
+The rooms: model (the mechanisms, the vendor's closed form, TuNA's one-node model), simulations (simulated points, their cache,
 the Dask cluster), seeds (the fit, the calibrated platforms, the tables against the seeds), report
 (docs/CALIBRATION.md), here (this machine).
 """
@@ -24,8 +24,8 @@ the Dask cluster), seeds (the fit, the calibrated platforms, the tables against 
 from tucoll.build import REPO_ROOT
 from tucoll.calibrate.here import (HereFit, fit_here, here_specs, here_table, measure_here, probe_here,
                                    write_here_platform)
-from tucoll.calibrate.model import (Blocks, Mechanisms, Topology, fit_parameter, fit_tuna_parameter, queue_walk, tuna_rounds,
-                                    tuna_time, vendor_time)
+from tucoll.calibrate.model import (Blocks, Mechanisms, Phase, Topology, best_tuna, fit_parameter, fit_tuna_parameter,
+                                    queue_walk, tuna_lower_bound, tuna_phases, tuna_rounds, tuna_time, vendor_time)
 from tucoll.calibrate.report import DOC, parameters_table, write_doc
 from tucoll.calibrate.seeds import (CACHE, MACHINE_LIST, OPTIONS, SEEDS, SIMGRID_OPTIONS, Machine, Model,
                                     Parameter, calibration_table,
@@ -34,8 +34,8 @@ from tucoll.calibrate.seeds import (CACHE, MACHINE_LIST, OPTIONS, SEEDS, SIMGRID
 from tucoll.calibrate.simulations import SimCache, SimPoint, run_points, simulate_point
 
 __all__ = ["CACHE", "DOC", "MACHINE_LIST", "OPTIONS", "REPO_ROOT", "SEEDS", "SIMGRID_OPTIONS", "Blocks", "HereFit", "Machine",
-           "Mechanisms", "Model", "Parameter", "SimCache", "SimPoint", "Topology", "calibration_table", "closed_form", "fit", "fit_here",
+           "Mechanisms", "Model", "Parameter", "Phase", "SimCache", "SimPoint", "Topology", "best_tuna", "calibration_table", "closed_form", "fit", "fit_here",
            "fit_parameter", "fit_tuna_parameter", "here_specs", "here_table", "measure_here", "models",
            "parameters_table", "probe_here", "queue_walk", "ratio_by_p", "run_points", "seeds", "simulate_point",
-           "tuna_rounds", "tuna_time", "validation_points", "validation_table", "vendor_time", "write_doc",
+           "tuna_lower_bound", "tuna_phases", "tuna_rounds", "tuna_time", "validation_points", "validation_table", "vendor_time", "write_doc",
            "write_here_platform", "write_platforms"]

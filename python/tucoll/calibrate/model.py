@@ -1,9 +1,11 @@
-"""The machine models' mechanisms, and the closed forms of the vendor's and TuNA's uniform
-alltoallv on them: what the simulator charges, written out, for the P it cannot reach."""
+"""The machine models' mechanisms, and the vendor's and TuNA's uniform alltoallv on them for the P
+the simulator cannot reach: the vendor's in closed form, TuNA's run on one node's ranks."""
 
 from __future__ import annotations
 
 import functools
+import heapq
+import itertools
 import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
@@ -46,6 +48,7 @@ class Mechanisms:
     copy_bandwidth: float      # local copies inside the algorithms
     topology: "Topology"
     copy_piece: float = 0.0    # per contiguous piece a copy or a datatype engine handles
+    detached_limit: float = 65536  # smpi/send-is-detached-thresh: smaller sends complete when posted
 
     @classmethod
     def of(cls, platform: sim.Platform) -> "Mechanisms":
@@ -58,7 +61,8 @@ class Mechanisms:
         return cls(isend, isend_b, recv, recv_b, float(props.get("smpi/match-cost", 0)),
                    float(props.get("smpi/nic-gap", 0)), _rate(cluster.get("bw")),
                    topology.hops() * _seconds(cluster.get("lat")), _rate(cluster.get("loopback_bw")),
-                   _seconds(cluster.get("loopback_lat")), platform.copy_bandwidth, topology, platform.copy_piece)
+                   _seconds(cluster.get("loopback_lat")), platform.copy_bandwidth, topology, platform.copy_piece,
+                   float(props.get("smpi/send-is-detached-thresh", 65536)))
 
     def with_topology(self, topology: "Topology") -> "Mechanisms":
         """The same machine on another network shape of the same links."""
@@ -68,7 +72,7 @@ class Mechanisms:
 
 @dataclass(frozen=True)
 class Blocks:
-    """What the closed forms need of a workload's blocks: their mean size in bytes, and the share that
+    """What the models need of a workload's blocks: their mean size in bytes, and the share that
     are not empty (an empty block is no range to pack or unpack: the library skips it)."""
     mean: float
     nonempty: float = 1.0
@@ -141,15 +145,15 @@ def fit_parameter(m: Mechanisms, name: str, selector: str, nprocs: int, ppn: int
 def fit_tuna_parameter(m: Mechanisms, name: str, nprocs: int, ppn: int, blocks: Blocks,
                        radices: tuple[int, ...], measured: float) -> float:
     """The value of mechanism `name` at which TuNA with its ideal radix (of `radices`) takes
-    `measured` seconds in closed form; NaN when no value can."""
+    `measured` seconds (tuna_time); NaN when no value can."""
     def excess(value: float) -> float:
         mv = replace(m, **{name: value})
-        return min(tuna_time(mv, nprocs, ppn, blocks, r) for r in radices if r < nprocs) - measured
+        return best_tuna(mv, nprocs, ppn, blocks, tuple(r for r in radices if r < nprocs))[0] - measured
 
     return _zero_of(excess)
 
 
-# ----------------------------------------------------------------------- TuNA, analytic
+# ------------------------------------------------------------------- TuNA, on one node
 
 @dataclass(frozen=True)
 class Topology:
@@ -273,33 +277,131 @@ def tuna_rounds(nprocs: int, radix: int) -> tuple[tuple[int, int], ...]:
     return tuple(rounds)
 
 
-def tuna_time(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int) -> float:
-    """TuNA's uniform alltoallv on `m` in closed form (seconds): its rounds one after another, each
-    one data message to one peer, preceded by one of the blocks' sizes wherever some block of the
-    round is not yet at its destination (which then cannot know its size: every digit position
-    but the last). A round costs the rank's overheads, its packing and unpacking copies (every
-    block that is not empty a range on each side, as the library lists them), a network latency
-    per message, and the longest of what the nodes' traffic takes on the busiest link, on shared
-    memory, and on its interface (nic_gap per message sent and per message received)."""
+@dataclass(frozen=True)
+class Phase:
+    """One message each way of a TuNA round, as every rank makes it: to the rank `distance` ahead,
+    `size` bytes, `copy` seconds of packing before the send and as many of unpacking after the
+    receive, and `link` seconds that the busiest link takes with every node's messages of the round
+    on it."""
+    distance: int
+    size: float
+    copy: float
+    link: float
+
+
+def tuna_phases(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int) -> list[Phase]:
+    """TuNA's rounds as messages: each round one data message each way, preceded by one of the
+    blocks' sizes wherever some block of the round is not yet at its destination (which then cannot
+    know its size: every digit position but the last). Packing and unpacking copy every block that
+    is not empty as a range of its own, as the library lists them."""
     nodes = max(1, nprocs // ppn)
-    total = 0.0
+    phases = []
     for distance, count in tuna_rounds(nprocs, radix):
         data = count * blocks.mean
         span = radix ** int(math.log(distance, radix) + 1e-9)  # r^x of this round's digit position
-        messages = 2 if span * radix < nprocs else 1
         # Ranks whose peer is on another node, and how far away (sequential mapping).
         near, far = distance // ppn, distance // ppn + 1
         remote_far = distance % ppn  # ranks of a node that reach `far` nodes away; the rest `near`
         remote_near = ppn - remote_far if near % nodes else 0
-        remote = remote_far * (far % nodes != 0) + remote_near
-        cpu = messages * (m.isend + m.recv) + data * (m.isend_per_byte + m.recv_per_byte)
-        cpu += 2 * data / m.copy_bandwidth + 2 * count * blocks.nonempty * m.copy_piece
         link = m.topology.load(nodes, ((near, float(remote_near)), (far, float(remote_far)))) * data / m.link_bandwidth
-        local = data / m.loopback_bandwidth if remote < ppn else 0.0  # a node's loopback is a fat pipe in SimGrid
-        nic = 2 * messages * remote * m.nic_gap
-        latency = m.path_latency if remote else m.loopback_latency
-        total += cpu + messages * latency + max(link, local, nic)
-    return total
+        if span * radix < nprocs:
+            phases.append(Phase(distance, 8.0 * count, 0.0, 0.0))
+        phases.append(Phase(distance, data, data / m.copy_bandwidth + count * blocks.nonempty * m.copy_piece, link))
+    return phases
+
+
+@functools.lru_cache(maxsize=4096)
+def tuna_time(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int) -> float:
+    """TuNA's uniform alltoallv on `m` (seconds), its messages run as the simulator runs them, on one
+    node: every node runs the same schedule (P a multiple of the ranks per node), so a message from
+    another node left it when the same local rank's message of that phase left this one.
+
+    A rank runs its phases one after another: it packs, posts its send (the send overhead), takes
+    its turn on the node's interface if the message leaves the node, then waits for its peer's
+    message (a path's latency and the round's busiest-link time after it left, or the node's
+    loopback), takes a turn on the interface if that came from another node, pays the receive
+    overhead and one matching step (a small message: SMPI charges them on completion) and unpacks; a
+    message from the detached limit up is complete only once delivered. The interface takes
+    messages one at a time, sent and received, first come first served (smpi/nic-gap). Ranks do
+    not wait for each other between rounds, so one rank's copies run while another's messages wait
+    for the interface: summing rounds (every rank's worst) would count both."""
+    nodes = max(1, nprocs // ppn)
+    phases = tuna_phases(m, nprocs, ppn, blocks, radix)
+
+    def from_other_node(rank: int, distance: int) -> bool:  # local rank `rank`'s peer `distance` behind
+        return nodes > 1 and ((rank - distance) // ppn) % nodes != 0
+
+    departed: list[list[float | None]] = [[None] * ppn for _ in phases]
+    delivered: list[list[float]] = [[0.0] * ppn for _ in phases]  # at its receiver, by sender
+    waiting: dict[tuple[int, int], float] = {}  # (phase, rank) waiting for its peer's message, since
+    events: list[tuple[float, int, str, int, int]] = []
+    order = itertools.count()
+    interface_free = 0.0
+    finished = [0.0] * ppn
+
+    def at(time: float, what: str, rank: int, phase: int) -> None:
+        heapq.heappush(events, (time, next(order), what, rank, phase))
+
+    for rank in range(ppn):
+        at(0.0, "send", rank, 0)
+    while events:
+        time, _, what, rank, k = heapq.heappop(events)
+        phase = phases[k]
+        leaves = from_other_node((rank + phase.distance) % ppn, phase.distance)
+        if what == "send":
+            time += phase.copy + m.isend + phase.size * m.isend_per_byte
+            if leaves and m.nic_gap > 0:
+                at(time, "interface out", rank, k)
+                continue
+            what = "departed"
+        elif what == "interface out":
+            time = interface_free = max(time, interface_free) + m.nic_gap
+            what = "departed"
+        if what == "departed":
+            departed[k][rank] = time
+            flight = (m.path_latency + phase.link if leaves
+                      else m.loopback_latency + phase.size / m.loopback_bandwidth)
+            delivered[k][rank] = time + flight
+            receiver, sender = (rank + phase.distance) % ppn, (rank - phase.distance) % ppn
+            if (k, receiver) in waiting:
+                at(max(waiting.pop((k, receiver)), delivered[k][rank]), "arrived", receiver, k)
+            if departed[k][sender] is not None:
+                at(max(time, delivered[k][sender]), "arrived", rank, k)
+            else:
+                waiting[(k, rank)] = time
+            continue
+        if what == "arrived":
+            if from_other_node(rank, phase.distance) and m.nic_gap > 0:
+                at(time, "interface in", rank, k)
+                continue
+        elif what == "interface in":
+            time = interface_free = max(time, interface_free) + m.nic_gap
+        if phase.size < m.detached_limit:
+            time += m.recv + phase.size * m.recv_per_byte + m.match_cost
+        else:
+            time = max(time, delivered[k][rank])
+        time += phase.copy
+        finished[rank] = time
+        if k + 1 < len(phases):
+            at(time, "send", rank, k + 1)
+    return max(finished)
+
+
+def tuna_lower_bound(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int) -> float:
+    """What one rank's own work in TuNA takes (seconds): its overheads and copies, one after another;
+    tuna_time is never less."""
+    return sum(m.isend + m.recv + phase.size * (m.isend_per_byte + m.recv_per_byte) + 2 * phase.copy
+               for phase in tuna_phases(m, nprocs, ppn, blocks, radix))
+
+
+def best_tuna(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radices: tuple[int, ...]) -> tuple[float, int]:
+    """TuNA with the fastest of `radices` (seconds, radix); a radix whose lower bound is already
+    slower than the best so far is not run."""
+    best = (math.inf, 0)
+    for radix in sorted(radices, key=lambda r: tuna_lower_bound(m, nprocs, ppn, blocks, r)):
+        if tuna_lower_bound(m, nprocs, ppn, blocks, radix) < best[0]:
+            best = min(best, (tuna_time(m, nprocs, ppn, blocks, radix), radix))
+    return best
 
 
 def _seconds(text: str) -> float:

@@ -49,7 +49,7 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
     worst, within = check.loc[error.idxmax()], int((error <= 1.5).sum())
     fugaku = models(calibrated=True)["fugaku"]
     fugaku_vendor = fugaku.vendor(16384, 16384)
-    # TuNA with the radix the closed form finds best at P = 16384, 16 KiB: every block through the
+    # TuNA with the radix the model finds best at P = 16384, 16 KiB: every block through the
     # node's six TNIs of 6.8 GB/s (Ajima et al. 2018) once per non-zero digit of its index.
     _, fugaku_radix = fugaku.tuna(16384, 16384)
     fugaku_hops = sum(count for _, count in tuna_rounds(16384, fugaku_radix)) / 16384
@@ -59,28 +59,32 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         "",
         "Written by `tucoll calibrate --write` (the tables) from data/published/seeds.csv; do not edit by hand.",
         "",
-        f"**Where it stands.** The fit set is reproduced by construction in closed form (TuNA's simulated time at "
+        f"**Where it stands.** The fit set is reproduced by construction in the models (TuNA's simulated time at "
         "P = 8192, where the cache holds it, is held out). Of the check set's "
-        f"{len(check)} points that the closed forms reach, {within} are within 1.5x of the published value; "
+        f"{len(check)} points that the models reach, {within} are within 1.5x of the published value; "
         f"the largest error is {worst['id']} ({worst['after']:.3g} against {worst['published']:.3g} "
         f"{worst['unit']}, {worst['after / published']:.2f}x). At the seeds' P (8192, 16384) the vendor's times "
         "come from its closed form (`vendor_time` in python/tucoll/calibrate/model.py: the simulator's "
         "mechanisms written out), and TuNA's from simulation where it was run (polaris, 8192, 16 B) and its "
-        "closed form (`tuna_time`) elsewhere; each row says which. The closed forms take the seeds' blocks "
+        "one-node model (`tuna_time`) elsewhere; each row says which. The one-node model runs TuNA's "
+        "messages as the simulator runs them, event by event, on one node's ranks, which by symmetry stand "
+        "for every node: each rank's overheads and copies one after another, its node's interface taking "
+        "messages one at a time, a path's latency and the round's busiest link for a message between nodes; "
+        "ranks do not wait for each other between rounds, so one rank's copies run while another's messages "
+        "wait for the interface (summing rounds, every rank's worst, put it 1.0 to 1.55x above simulation). "
+        "Both models take the seeds' blocks "
         "(sizes uniform from 0 to S: S / 2 on average, and an empty block is no range to copy) and route "
-        "every message as SimGrid does (a dragonfly's router-to-router links, a torus' dimension order); "
-        "they add up per round what the simulator partly overlaps (overheads, latencies, the interface's "
-        "turns), so they lie above simulation where those dominate. The validation table below holds them "
-        "against simulation where both run.",
+        "every message as SimGrid does (a dragonfly's router-to-router links, a torus' dimension order). "
+        "The validation table below holds them against simulation where both run.",
         "",
-        "**What the misses need.** On Polaris at 1 KiB the simulation agrees with the closed form (vendor / "
+        "**What the misses need.** On Polaris at 1 KiB the simulation agrees with the models (vendor / "
         "TuNA about 3 at P = 1024 and 2048, below): each of TuNA's rounds sends every rank of a node the same "
         "distance, and SimGrid's dragonfly routes minimally, so the 4 nodes of a router share one link to "
         "the next router; Slingshot routes adaptively over non-minimal paths, which the model lacks. On "
         f"Fugaku at P = 16384 and 16 KiB the calibrated vendor takes {fugaku_vendor:.2f} s (the matching fitted "
         "at 16 B: P^2 / 4 entries walked); 9.69x faster would be "
         f"{fugaku_vendor / 9.69 * 1e3:.0f} ms for TuNA, less than its bytes alone take at the six TNIs' "
-        f"40.8 GB/s per node (Ajima et al. 2018) with the radix the closed form finds best, r = {fugaku_radix}, "
+        f"40.8 GB/s per node (Ajima et al. 2018) with the radix the model finds best, r = {fugaku_radix}, "
         f"which moves each block {fugaku_hops:.2f} times: {fugaku_tuna_floor * 1e3:.0f} ms. So the real vendor there "
         "pays more per "
         "message than at 16 B (Open MPI's rendezvous above "
@@ -105,7 +109,7 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         "",
         "## Fit set and check set",
         "",
-        "*before*: the same closed forms on the uncalibrated platforms (polaris-like, fugaku-like: the "
+        "*before*: the same models on the uncalibrated platforms (polaris-like, fugaku-like: the "
         "mechanisms 0, one adapter) at 32 ranks per node; *after*: on the calibrated ones. A crossover is "
         "the largest block size (powers of two, 16 B to 64 KiB) up to which TuNA with its ideal radix is "
         "ahead.",
@@ -116,20 +120,20 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         parts += [f"### {name.capitalize()} set", "", _markdown(frame), ""]
     ratios = ratio_by_p(SimCache(CACHE) if CACHE.is_file() else None)
     parts += ["### vendor / TuNA by P, calibrated", "",
-              "TuNA with its ideal radix: of the powers of two below P in closed form; of the radices simulated where the cache "
+              "TuNA with its ideal radix: of the powers of two below P in the models; of the radices simulated where the cache "
               "holds simulations of this model (the validation table below lists them, and polaris' r = 16 at "
-              "P = 8192, 16 B), the vendor then simulated where it was and in closed form elsewhere.", "",
+              "P = 8192, 16 B), the vendor then simulated where it was and in its closed form elsewhere.", "",
               _markdown(ratios.astype(object).where(ratios.notna(), "")), ""]
     reasons = left.groupby(["set", "why"]).size().reset_index(name="rows")
     parts += ["### Not held against the model here", "", _markdown(reasons), ""]
     if validation is not None and len(validation):
         parts += [
-            "## The closed forms against simulation",
+            "## The models against simulation",
             "",
             "Uniform alltoallv on the calibrated platforms at 32 ranks per node, simulated with SimGrid (one "
             "iteration, deterministic) where the vendor's P^2 messages still simulate in minutes, against the "
-            f"closed forms. Largest error: {validation['closed / simulated'].max():.2f}x over, "
-            f"{validation['closed / simulated'].min():.2f}x under. Cached in "
+            f"models. Largest error: {validation['model / simulated'].max():.2f}x over, "
+            f"{validation['model / simulated'].min():.2f}x under. Cached in "
             f"{CACHE.relative_to(REPO_ROOT)} under the simulated machine's fingerprint (platform file, its entry's "
             "model fields and the SimGrid patches: sim.Platform.fingerprint) with the library sources each was simulated with (`sources`: the current ones or earlier); "
             "`tucoll calibrate --validate` simulates what the cache lacks or holds from earlier sources, in "

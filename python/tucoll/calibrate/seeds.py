@@ -12,7 +12,8 @@ import pandas as pd
 from tucoll import sim
 from tucoll import sizes as units
 from tucoll.build import REPO_ROOT
-from tucoll.calibrate.model import Blocks, Mechanisms, Topology, fit_parameter, fit_tuna_parameter, tuna_time, vendor_time
+from tucoll.calibrate.model import (Blocks, Mechanisms, Topology, best_tuna, fit_parameter, fit_tuna_parameter, tuna_time,
+                                    vendor_time)
 from tucoll.calibrate.simulations import SimCache, SimPoint
 
 
@@ -59,7 +60,7 @@ class Machine:
         return (self.by_vendor, self.by_tuna, *self.sourced)
 
 
-TUNA_FIT_SOURCE = ("fitted: TuNA's {value} at P = 8192, 16 B (seed 000, V-A; ideal radix, in closed form), where "
+TUNA_FIT_SOURCE = ("fitted: TuNA's {value} at P = 8192, 16 B (seed 000, V-A; ideal radix, in the one-node model), where "
                    "each of its rounds moves P / r blocks of 0 to 16 B (8 on average) that are not adjacent, packed "
                    "on one side and unpacked on the other: its 16 B cost is per block more than per byte")
 
@@ -152,7 +153,7 @@ def fit(table: pd.DataFrame | None = None) -> dict[str, dict[str, float]]:
 
 def _blocks(row) -> Blocks:
     if row["workload"] != "uniform":
-        raise ValueError(f"{row['id']}: the closed forms are for the uniform workload, not {row['workload']}")
+        raise ValueError(f"{row['id']}: the models are for the uniform workload, not {row['workload']}")
     return Blocks.uniform(units.parse(row["block_bytes"]))
 
 
@@ -218,7 +219,7 @@ def validation_points() -> list[SimPoint]:
 
 
 def closed_form(point: SimPoint) -> float:
-    """The closed form's time of a simulated point (seconds)."""
+    """The model's time of a simulated point (seconds): the vendor's closed form, TuNA's one-node model."""
     platform = sim.Platform.load(point.platform)
     m = Mechanisms.of(platform)
     if point.spec == "vendor":
@@ -230,7 +231,7 @@ def closed_form(point: SimPoint) -> float:
 # ------------------------------------------------------------------- against the seeds
 
 def ideal_radices(nprocs: int) -> tuple[int, ...]:
-    """The radices the closed form tries for "TuNA with ideal r" (seed 000 tries 2 to P): the powers
+    """The radices the model tries for "TuNA with ideal r" (seed 000 tries 2 to P): the powers
     of two below P (from P on, the library's TuNA is the spread-out exchange, all messages at once)."""
     return tuple(2 ** k for k in range(1, max(1, (nprocs - 1).bit_length())))
 
@@ -241,7 +242,7 @@ CROSSOVER_NPROCS = 8192  # where the seed quotes its numbers (V-A, Fig. 8)
 
 @dataclass(frozen=True)
 class Model:
-    """One machine's closed forms on a given platform (calibrated or not)."""
+    """One machine's models on a given platform (calibrated or not)."""
     machine: Machine
     platform: sim.Platform
     mech: Mechanisms
@@ -252,9 +253,8 @@ class Model:
         return vendor_time(self.mech, self.platform.vendor, nprocs, self.ppn, Blocks.uniform(size))
 
     def tuna(self, nprocs: int, size: int) -> tuple[float, int]:
-        """TuNA with its ideal radix in closed form: (seconds, radix)."""
-        return min((tuna_time(self.mech, nprocs, self.ppn, Blocks.uniform(size), r), r)
-                   for r in ideal_radices(nprocs))
+        """TuNA with its ideal radix in the one-node model: (seconds, radix)."""
+        return best_tuna(self.mech, nprocs, self.ppn, Blocks.uniform(size), ideal_radices(nprocs))
 
     def tuna_simulated(self, nprocs: int, size: int) -> tuple[float, int, bool] | None:
         """The best simulated TuNA the cache holds at this P and size (seconds, radix, whether
@@ -285,17 +285,17 @@ def models(calibrated: bool, cache: SimCache | None = None) -> dict[str, Model]:
 
 
 def why_not(row) -> str | None:
-    """Why a seed row is not held against the closed forms, or None when it is."""
+    """Why a seed row is not held against the models, or None when it is."""
     if row["machine"] not in MACHINE_BY_NAME:
         return "another machine (GPU or Neuchatel clusters): not calibrated yet"
     if row["workload"] != "uniform":
-        return "an application or a non-uniform distribution: the closed forms are for uniform blocks"
+        return "an application or a non-uniform distribution: the models are for uniform blocks"
     if row["quantity"] == "crossover" and row["algorithms"] == "tuna vs vendor":
         return None
     if row["quantity"] not in ("time", "time_ratio"):
         return "a trend or an ideal parameter, not a time"
     if row["algorithms"] not in ("vendor", "tuna", "vendor/tuna"):
-        return "a hierarchical or scattered variant: no closed form, and not simulable at this P here"
+        return "a hierarchical or scattered variant: no model, and not simulable at this P here"
     if not row["nprocs"] or not row["block_bytes"]:
         return "no P or block size given"
     return None
@@ -305,13 +305,13 @@ def evaluate(row, model: Model) -> tuple[float, str]:
     """The model's value for a seed row, in the row's unit, and how it was obtained."""
     if row["quantity"] == "crossover":
         s = model.crossover(CROSSOVER_NPROCS)
-        return float(s or 0), f"closed form at P = {CROSSOVER_NPROCS}"
+        return float(s or 0), f"models at P = {CROSSOVER_NPROCS}"
     nprocs, size = int(row["nprocs"]), units.parse(row["block_bytes"])
     if row["algorithms"] == "vendor":
         return model.vendor(nprocs, size) / _seconds_of(row) * float(row["value"]), "closed form"
     simulated = model.tuna_simulated(nprocs, size)
     tuna, radix = simulated[:2] if simulated else model.tuna(nprocs, size)
-    how = f"closed form, r = {radix}"
+    how = f"one-node model, r = {radix}"
     if simulated:
         how = f"TuNA simulated (best of the radices simulated: r = {radix}" + \
               ("" if simulated[2] else "; earlier library sources") + ")"
@@ -325,7 +325,8 @@ RATIO_NPROCS = (256, 512, 1024, 2048, 4096, 8192, 16384)
 
 def ratio_by_p(cache: SimCache | None = None) -> pd.DataFrame:
     """vendor / TuNA (ideal radix) on each calibrated machine by P at 16 B and 1 KiB, beside the
-    seeds' published ratio where there is one: all in closed form, and with TuNA simulated where
+    seeds' published ratio where there is one: by the models (the vendor's closed form, TuNA's
+    one-node model), and with TuNA simulated where
     the cache holds it (the vendor then simulated too where it is cached, else its closed form,
     which is within 1 % of simulation where both ran)."""
     published = seeds()
@@ -348,7 +349,7 @@ def ratio_by_p(cache: SimCache | None = None) -> pd.DataFrame:
                                   (published["workload"] == "uniform") &
                                   (published["algorithms"] == "vendor/tuna")]["value"]
                 rows.append({"machine": name, "S": units.text(size), "P": nprocs,
-                             "closed forms": closed_vendor / tuna, "r": radix,
+                             "models": closed_vendor / tuna, "r": radix,
                              "TuNA simulated": vendor / simulated[0] if simulated else math.nan,
                              "r simulated": simulated[1] if simulated else math.nan,
                              "published": float(paper.iloc[0]) if len(paper) else math.nan})
@@ -377,14 +378,14 @@ def calibration_table(table: pd.DataFrame | None = None) -> tuple[pd.DataFrame, 
 
 
 def validation_table(results: dict[SimPoint, float], cache: SimCache | None = None) -> pd.DataFrame:
-    """The closed forms against the simulated times; with `cache`, which library sources each was
+    """The models against the simulated times; with `cache`, which library sources each was
     simulated with (current or earlier)."""
     rows = []
     for point, simulated in results.items():
-        closed = closed_form(point)
+        modelled = closed_form(point)
         rows.append({"platform": point.platform, "P": point.nprocs, "S": units.text(point.size),
-                     "spec": point.spec, "simulated_us": simulated * 1e6, "closed_form_us": closed * 1e6,
-                     "closed / simulated": closed / simulated})
+                     "spec": point.spec, "simulated_us": simulated * 1e6, "model_us": modelled * 1e6,
+                     "model / simulated": modelled / simulated})
         if cache is not None:
             rows[-1]["sources"] = "current" if cache.current(point) else "earlier"
     return pd.DataFrame(rows).sort_values(["platform", "spec", "S", "P"], key=_natural).reset_index(drop=True)
