@@ -333,7 +333,7 @@ def tuna_time(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int) 
 
     departed: list[list[float | None]] = [[None] * ppn for _ in phases]
     delivered: list[list[float]] = [[0.0] * ppn for _ in phases]  # at its receiver, by sender
-    waiting: dict[tuple[int, int], float] = {}  # (phase, rank) waiting for its peer's message, since
+    waiting: dict[tuple[int, int], float] = {}  # (phase, rank) -> since when it waits for its peer's message
     events: list[tuple[float, int, str, int, int]] = []
     order = itertools.count()
     interface_free = 0.0
