@@ -7,6 +7,7 @@
 // the wait, as MPI allows.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -92,41 +93,11 @@ INSTANTIATE_TEST_SUITE_P(Specs, Nonblocking,
                                            "ipc:ipc_threshold=0,overlap=0"),
                          [](const ::testing::TestParamInfo<const char *> &info) { return sanitize(info.param); });
 
-TEST(NonblockingOperations, OutstandingAtOnceCompleteInAnyOrder) {
-    // Three exchanges outstanding at once on one communicator; rank 0 completes them last to
-    // first, the others first to last, with a blocking call on another communicator between.
+// Three exchanges started in order on `comm`, outstanding at once; `between` runs after the
+// starts; then rank 0 completes them last to first, the others first to last.
+void complete_in_opposite_orders(const char *const (&specs)[3], const char *const (&dists)[3], MPI_Comm comm,
+                                 const std::function<void()> &between) {
     TypedExchange x[3];
-    const char *specs[3] = {"tuna:radix=2", "bruck2", "pairwise"};
-    const char *dists[3] = {"uniform", "powerlaw", "onehuge"};
-    bench::Bytes want[3];
-    for (int i = 0; i < 3; ++i) {
-        TUCOLL_ASSERT_SETUP(build_exchange(dists[i], "int-permuted", 48, 5, &x[i]));
-        want[i] = vendor_alltoallv(x[i]);
-    }
-    MPI_Comm other = MPI_COMM_NULL;
-    MPI_Comm_dup(MPI_COMM_WORLD, &other);
-    tucoll_request_t r[3] = {};
-    for (int i = 0; i < 3; ++i) ASSERT_EQ(start(specs[i], x[i], &r[i]), MPI_SUCCESS);
-    EXPECT_TRUE(uniform_int_alltoallv("tuna:radix=2", 3, other));
-    for (int k = 0; k < 3; ++k) {
-        const int i = world_rank() == 0 ? 2 - k : k;
-        EXPECT_EQ(tucoll_wait(&r[i]), MPI_SUCCESS);
-    }
-    for (int i = 0; i < 3; ++i) EXPECT_TRUE(all_ranks(x[i].buffers.recv == want[i])) << specs[i];
-    MPI_Comm_free(&other);
-}
-
-TEST(NonblockingOperations, IpcOperationsOutstandingAtOnceCompleteInAnyOrder) {
-    // Each ipc operation has its node's slots and flags of its own: two outstanding at once, with
-    // a round-based one between them, completed in opposite orders on rank 0 and the others.
-    MPI_Comm comm = fresh_communicator();
-    EXPECT_TRUE(uniform_int_alltoallv("ipc:ipc_threshold=0", 1, comm));  // the first call agrees
-    tucoll_stats_t stats{};
-    tucoll_get_stats(comm, &stats);
-    EXPECT_NE(std::string(stats.path).find("ipc"), std::string::npos) << stats.path;
-    TypedExchange x[3];
-    const char *specs[3] = {"ipc:ipc_threshold=0", "tuna:radix=2", "ipc:ipc_threshold=0,uniform_check=1"};
-    const char *dists[3] = {"powerlaw", "uniform", "onehuge"};
     bench::Bytes want[3];
     for (int i = 0; i < 3; ++i) {
         TUCOLL_ASSERT_SETUP(build_exchange(dists[i], "int-permuted", 48, 5, &x[i]));
@@ -134,11 +105,34 @@ TEST(NonblockingOperations, IpcOperationsOutstandingAtOnceCompleteInAnyOrder) {
     }
     tucoll_request_t r[3] = {};
     for (int i = 0; i < 3; ++i) ASSERT_EQ(start(specs[i], x[i], &r[i], comm), MPI_SUCCESS);
+    between();
     for (int k = 0; k < 3; ++k) {
         const int i = world_rank() == 0 ? 2 - k : k;
         EXPECT_EQ(tucoll_wait(&r[i]), MPI_SUCCESS);
     }
     for (int i = 0; i < 3; ++i) EXPECT_TRUE(all_ranks(x[i].buffers.recv == want[i])) << specs[i];
+}
+
+TEST(NonblockingOperations, OutstandingAtOnceCompleteInAnyOrder) {
+    // With a blocking call on another communicator between the starts and the waits.
+    MPI_Comm other = MPI_COMM_NULL;
+    MPI_Comm_dup(MPI_COMM_WORLD, &other);
+    complete_in_opposite_orders({"tuna:radix=2", "bruck2", "pairwise"}, {"uniform", "powerlaw", "onehuge"},
+                                MPI_COMM_WORLD,
+                                [other] { EXPECT_TRUE(uniform_int_alltoallv("tuna:radix=2", 3, other)); });
+    MPI_Comm_free(&other);
+}
+
+TEST(NonblockingOperations, IpcOperationsOutstandingAtOnceCompleteInAnyOrder) {
+    // Each ipc operation has its node's slots and flags of its own: two outstanding at once, with
+    // a round-based one between them.
+    MPI_Comm comm = fresh_communicator();
+    EXPECT_TRUE(uniform_int_alltoallv("ipc:ipc_threshold=0", 1, comm));  // the first call agrees
+    tucoll_stats_t stats{};
+    tucoll_get_stats(comm, &stats);
+    EXPECT_NE(std::string(stats.path).find("ipc"), std::string::npos) << stats.path;
+    complete_in_opposite_orders({"ipc:ipc_threshold=0", "tuna:radix=2", "ipc:ipc_threshold=0,uniform_check=1"},
+                                {"powerlaw", "uniform", "onehuge"}, comm, [] {});
     MPI_Comm_free(&comm);
 }
 
@@ -184,7 +178,7 @@ TEST(NonblockingOperations, SteadyStateReusesItsRequests) {
 
 TEST(NonblockingOperations, IalltoallMatchesTheVendor) {
     const int p = world_size(), n = 5;
-    for (const char *spec : {"vendor", "tuna:radix=2", "spreadout", "bruck2", "auto"}) {
+    for (const char *spec : {"vendor", "tuna:radix=2", "spreadout", "bruck2", "auto", "ipc", "ipc:ipc_threshold=0"}) {
         std::vector<int> send(static_cast<size_t>(p) * n), got(send.size(), -1), want(send.size(), -2);
         for (size_t k = 0; k < send.size(); ++k) send[k] = world_rank() * 1000 + static_cast<int>(k);
         MPI_Alltoall(send.data(), n, MPI_INT, want.data(), n, MPI_INT, MPI_COMM_WORLD);

@@ -37,6 +37,7 @@
 
 #include "alltoallv/common.h"
 #include "core/errors.h"
+#include "core/mpi_step.h"
 #include "ipc/backend.h"
 
 namespace tucoll::alltoallv {
@@ -348,16 +349,16 @@ Task run_messages(Context &ctx, const Call &call, const char *why, CallStats &st
             co_return failf(MPI_ERR_TRUNCATE, "rank %d sends %lld bytes per block but expects %lld", me,
                             static_cast<long long>(call.scounts[me]), static_cast<long long>(call.rcounts[me]));
         }
-        Requests &reqs = ctx.requests();
-        if (!reqs.deferred()) {
-            TUCOLL_CO_MPI(PMPI_Alltoall(call.sbuf, block, MPI_BYTE, call.rbuf, block, MPI_BYTE, ctx.comm()));
-            co_return MPI_SUCCESS;
-        }
-        MPI_Request req = MPI_REQUEST_NULL;  // at the start (see run), where every rank starts it
-        TUCOLL_CO_MPI(PMPI_Ialltoall(call.sbuf, block, MPI_BYTE, call.rbuf, block, MPI_BYTE, ctx.comm(), &req));
-        reqs.adopt(req);
-        co_await reqs.completion();
-        co_return MPI_SUCCESS;
+        // Started at the call's start (see run), where every rank starts it.
+        co_return co_await mpi_step(
+            ctx,
+            [&ctx, &call, block](MPI_Request *req) {
+                const int rc =
+                    req ? PMPI_Ialltoall(call.sbuf, block, MPI_BYTE, call.rbuf, block, MPI_BYTE, ctx.comm(), req)
+                        : PMPI_Alltoall(call.sbuf, block, MPI_BYTE, call.rbuf, block, MPI_BYTE, ctx.comm());
+                return rc == MPI_SUCCESS ? rc : mpi_fail(rc, req ? "PMPI_Ialltoall" : "PMPI_Alltoall");
+            },
+            [] {});
     }
     co_return co_await windowed_exchange(ctx, call, p - 1, p - 1, [me, p](int i) { return send_up(me, p, i); }, stats);
 }

@@ -398,8 +398,8 @@ def best_tuna(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radices: tup
     """TuNA with the fastest of `radices` (seconds, radix); a radix whose lower bound is already
     slower than the best so far is not run."""
     best = (math.inf, 0)
-    for radix in sorted(radices, key=lambda r: tuna_lower_bound(m, nprocs, ppn, blocks, r)):
-        if tuna_lower_bound(m, nprocs, ppn, blocks, radix) < best[0]:
+    for bound, radix in sorted((tuna_lower_bound(m, nprocs, ppn, blocks, r), r) for r in radices):
+        if bound < best[0]:
             best = min(best, (tuna_time(m, nprocs, ppn, blocks, radix), radix))
     return best
 
