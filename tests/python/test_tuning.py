@@ -263,6 +263,13 @@ def test_table_command_and_report(synthetic_dataset, tmp_path):
     table = json.loads(out.read_text())
     assert table["format"] == "tucoll-tuning-table" and table["version"] == 1
     assert {(e["nprocs"], e["ppn"]) for e in table["entries"]} == {(16, 16), (32, 16), (64, 16)}
+    # Against a table that always names the vendor, the changes are listed per P.
+    vendor = tmp_path / "vendor.json"
+    vendor.write_text(json.dumps(table_of(table["features"], [
+        {"nprocs": p, "ppn": 16, "rules": [{"below": None, "spec": "vendor"}]} for p in (16, 32, 64)])))
+    against = tucoll("table", synthetic_dataset, "-o", tmp_path / "t2.json", "--against", vendor)
+    assert against.returncode == 0, against.stderr
+    assert "choice changed" in against.stdout and "The changed choices" in against.stdout
     report = tucoll("report", synthetic_dataset, "--table", out, "--out", tmp_path / "report")
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "report" / "REPORT.md").read_text()
@@ -273,6 +280,28 @@ def test_table_command_and_report(synthetic_dataset, tmp_path):
 def table_of(features: list[str], entries: list[dict]) -> dict:
     return {"format": "tucoll-tuning-table", "version": 1, "collective": "alltoallv", "features": features,
             "fallback": "vendor", "entries": entries}
+
+
+def test_two_tables_are_compared_choice_by_choice(build, synthetic_dataset):
+    data = tuning.load([synthetic_dataset])
+
+    def one_spec(spec16: str) -> dict:
+        return table_of(["mean_block"], [{"nprocs": p, "ppn": 16, "rules": [
+            {"below": None, "spec": spec16 if p == 16 else "vendor"}]} for p in (16, 32, 64)])
+
+    old, new = one_spec("vendor"), one_spec("tuna:radix=2")
+    by_p, changed = tuning.compare_tables(old, new, data)
+    by_p = by_p.set_index("nprocs")
+    workloads16 = data[data["nprocs"] == 16]["config"].nunique()
+    assert by_p.loc["16", "changed"] == by_p.loc["16", "workloads"] == workloads16
+    assert by_p.loc["32", "changed"] == by_p.loc["64", "changed"] == 0
+    assert by_p.loc["all", "workloads"] == data["config"].nunique()
+    assert len(changed) == workloads16 and set(changed["spec_new"]) == {"tuna:radix=2"}
+    at16 = data[data["nprocs"] == 16]
+    assert by_p.loc["16", "geomean_new"] == pytest.approx(tuning.geomean(tuning.table_regret(new, at16)))
+    assert by_p.loc["32", "worst_old"] == by_p.loc["32", "worst_new"]
+    choices = tuning.table_choices(new, data)
+    assert (choices[choices["nprocs"] == 16]["spec"] == "tuna:radix=2").all()
 
 
 def test_online_choices_join_a_swept_table_where_it_has_no_entry(build):

@@ -223,7 +223,33 @@ def cmd_table(args: argparse.Namespace) -> int:
     console.print(f"{args.output}: {len(table['entries'])} entries keyed by {', '.join(features)}; on all {len(r)} "
                   f"workloads of "
                   f"the dataset (in sample): regret geomean {tuning.geomean(r):.4f}, p95 {np.percentile(r, 95):.4f}")
+    if args.against:
+        print_comparison(json.loads(Path(args.against).read_text()), table, data, sharing, args.against, console)
     return 0
+
+
+def print_comparison(old, new, data, sharing, old_name: str, console) -> None:
+    """Where the new table's choices differ from `old`'s on the dataset's workloads, and what it costs."""
+    from tucoll import tuning
+
+    by_p, changed = tuning.compare_tables(old, new, data, sharing)
+    summary = Table(title=f"Against {old_name}: t(auto) / t(fastest) on the dataset's workloads where both tables' "
+                          f"choices were measured", title_justify="left")
+    for column in ("P", "workloads", "choice changed", "geomean, old → new", "worst, old → new"):
+        summary.add_column(column, justify="right")
+    for row in by_p.itertuples():
+        summary.add_row(row.nprocs, str(row.workloads), str(row.changed),
+                        f"{row.geomean_old:.3f} → {row.geomean_new:.3f}", f"{row.worst_old:.3f} → {row.worst_new:.3f}")
+    console.print(summary)
+    if changed.empty:
+        return
+    detail = Table(title="The changed choices", title_justify="left")
+    for column in ("source", "P", "workload", "old", "new"):
+        detail.add_column(column)
+    for row in changed.itertuples():
+        detail.add_row(row.source, str(row.nprocs), row.config, f"{row.spec_old} ({row.regret_old:.3f})",
+                       f"{row.spec_new} ({row.regret_new:.3f})")
+    console.print(detail)
 
 
 def add_table(sub) -> None:
@@ -241,6 +267,9 @@ def add_table(sub) -> None:
     tb.add_argument("--merge", action="append", metavar="FILE",
                     help="a table saved by online tuning (TUCOLL_TUNING_SAVE); its entries join for the shapes the "
                          "datasets do not cover (repeatable)")
+    tb.add_argument("--against", metavar="OLD_TABLE",
+                    help="a table to compare with (e.g. `git show HEAD:tuning/default.json > old.json`): per P, "
+                         "the choices that changed and t(auto) / t(fastest) old and new, on the datasets' workloads")
     tb.set_defaults(func=cmd_table)
 
 

@@ -17,14 +17,15 @@ from tucoll.tuning.models import (FitResult, ModelResult, REGRET_TIE, SEARCHED, 
                                   fit, geomean, mape, model_grid, regrets, split_configs)
 from tucoll.tuning.reductions import (ReductionSharing, reduction_charges, reduction_cost, reduction_sharing,
                                       row_charges)
-from tucoll.tuning.tables import (TABLE_FORMAT, TABLE_STEPS_PER_OCTAVE, TABLE_VERSION, Table, build_table, entry_rules,
-                                  entry_specs, held, log_grid, lookup, merge_online, merge_rules, nearest_entry,
-                                  reduces, single_spec, table_regret, write_table)
+from tucoll.tuning.tables import (TABLE_FORMAT, TABLE_STEPS_PER_OCTAVE, TABLE_VERSION, Table, build_table,
+                                  compare_tables, entry_rules, entry_specs, held, log_grid, lookup, merge_online,
+                                  merge_rules, nearest_entry, reduces, single_spec, table_choices, table_regret,
+                                  write_table)
 
 __all__ = ["Analysis", "CONFIG", "FitResult", "ModelResult", "REGRET_TIE", "RUNTIME_FEATURES", "ReductionSharing",
            "SEARCHED", "SPLIT", "STATS", "TABLE_FORMAT", "TABLE_STEPS_PER_OCTAVE", "TABLE_VERSION", "Table",
-           "TuningError", "analyze", "build_table", "chosen_model", "describe", "design", "entry_rules", "entry_specs",
-           "fit", "geomean", "held", "library_errors", "load", "log_grid", "lookup", "mape", "merge_online",
-           "merge_rules", "model_grid", "nearest_entry", "plot_correlation", "reduces", "reduction_charges",
-           "reduction_cost", "reduction_sharing", "regrets", "row_charges", "single_spec", "spec_parts",
-           "split_configs", "table_regret", "within_group_ranks", "write_table"]
+           "TuningError", "analyze", "build_table", "chosen_model", "compare_tables", "describe", "design",
+           "entry_rules", "entry_specs", "fit", "geomean", "held", "library_errors", "load", "log_grid", "lookup",
+           "mape", "merge_online", "merge_rules", "model_grid", "nearest_entry", "plot_correlation", "reduces",
+           "reduction_charges", "reduction_cost", "reduction_sharing", "regrets", "row_charges", "single_spec",
+           "spec_parts", "split_configs", "table_choices", "table_regret", "within_group_ranks", "write_table"]

@@ -13,7 +13,7 @@ import pandas as pd
 
 from tucoll import native
 from tucoll.tuning.data import TuningError, library_errors
-from tucoll.tuning.models import FitResult
+from tucoll.tuning.models import FitResult, geomean
 from tucoll.tuning.reductions import ReductionSharing, reduction_charges, reduction_cost
 
 
@@ -194,25 +194,54 @@ def lookup(table: Table, nprocs: int, ppn: int, values: list[float]) -> str:
         return held(table).lookup(nprocs, ppn, values)
 
 
-def table_regret(table: Table, data: pd.DataFrame, sharing: ReductionSharing | None = None) -> np.ndarray:
-    """t(auto) / t(fastest), per configuration where the picked spec was measured: t(auto) is the
-    picked spec's time plus, with `sharing`, the reduction auto adds to it (reduction_charges;
-    none where the entry names one spec)."""
-    out = []
+def table_choices(table: Table, data: pd.DataFrame, sharing: ReductionSharing | None = None) -> pd.DataFrame:
+    """Per configuration: its shape, the spec auto picks, and t(auto) / t(fastest) (NaN where the
+    picked spec was not measured). t(auto) is the picked spec's time plus, with `sharing`, the
+    reduction auto adds to it (reduction_charges; none where the entry names one spec)."""
+    rows = []
     costs = {shape: reduction_cost(g) for shape, g in data.groupby(["source", "nprocs", "ppn"])} \
         if sharing is not None else {}
     table = held(table)
-    for _, group in data.groupby("config", sort=False):
+    for config, group in data.groupby("config", sort=False):
         first = group.iloc[0]
-        spec = lookup(table, int(first["nprocs"]), int(first["ppn"]), [float(first[f]) for f in table.features])
+        nprocs, ppn = int(first["nprocs"]), int(first["ppn"])
+        spec = lookup(table, nprocs, ppn, [float(first[f]) for f in table.features])
         picked = group[group["spec"] == spec]
+        regret = math.nan
         if not picked.empty:
             charge = 0.0
-            if sharing is not None and not sharing.shares(spec, int(first["nprocs"]), int(first["ppn"])) \
-                    and reduces(table, int(first["nprocs"]), int(first["ppn"])):
+            if sharing is not None and not sharing.shares(spec, nprocs, ppn) and reduces(table, nprocs, ppn):
                 charge = costs[(first["source"], first["nprocs"], first["ppn"])]
-            out.append((picked["median_us"].iloc[0] + charge) / group["median_us"].min())
-    return np.array(out)
+            regret = (picked["median_us"].iloc[0] + charge) / group["median_us"].min()
+        rows.append({"config": config, "source": first["source"], "nprocs": nprocs, "ppn": ppn, "spec": spec,
+                     "regret": regret})
+    return pd.DataFrame(rows)
+
+
+def table_regret(table: Table, data: pd.DataFrame, sharing: ReductionSharing | None = None) -> np.ndarray:
+    """t(auto) / t(fastest), per configuration where the picked spec was measured (table_choices)."""
+    return table_choices(table, data, sharing)["regret"].dropna().to_numpy()
+
+
+def compare_tables(old: Table, new: Table, data: pd.DataFrame,
+                   sharing: ReductionSharing | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Where two tables' choices differ on the dataset's workloads, and what each costs: per P, the
+    workloads where both picked specs were measured, how many choices changed, and the regret's
+    geometric mean and worst, old and new; then the changed workloads one by one."""
+    both = table_choices(old, data, sharing).merge(table_choices(new, data, sharing),
+                                                   on=["config", "source", "nprocs", "ppn"], suffixes=("_old", "_new"))
+    both = both.dropna(subset=["regret_old", "regret_new"])
+    both["changed"] = both["spec_old"] != both["spec_new"]
+
+    def summary(part: pd.DataFrame) -> dict:
+        return {"workloads": len(part), "changed": int(part["changed"].sum()),
+                "geomean_old": geomean(part["regret_old"].to_numpy()),
+                "geomean_new": geomean(part["regret_new"].to_numpy()),
+                "worst_old": part["regret_old"].max(), "worst_new": part["regret_new"].max()}
+
+    by_p = [{"nprocs": str(p), **summary(part)} for p, part in both.groupby("nprocs")]
+    by_p.append({"nprocs": "all", **summary(both)})
+    return pd.DataFrame(by_p), both[both["changed"]].drop(columns="changed").reset_index(drop=True)
 
 
 def write_table(table: Table, path: Path) -> None:
