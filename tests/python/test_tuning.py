@@ -291,6 +291,7 @@ def test_two_tables_are_compared_choice_by_choice(build, synthetic_dataset):
 
     old, new = one_spec("vendor"), one_spec("tuna:radix=2")
     by_p, changed = tuning.compare_tables(old, new, data)
+    assert set(by_p["source"]) == {"synthetic", "all"}
     by_p = by_p.set_index("nprocs")
     workloads16 = data[data["nprocs"] == 16]["config"].nunique()
     assert by_p.loc["16", "changed"] == by_p.loc["16", "workloads"] == workloads16

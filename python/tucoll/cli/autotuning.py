@@ -235,20 +235,21 @@ def print_comparison(old, new, data, sharing, old_name: str, console) -> None:
     by_p, changed = tuning.compare_tables(old, new, data, sharing)
     summary = Table(title=f"Against {old_name}: t(auto) / t(fastest) on the dataset's workloads where both tables' "
                           f"choices were measured", title_justify="left")
+    summary.add_column("source")
     for column in ("P", "workloads", "choice changed", "geomean, old → new", "worst, old → new"):
         summary.add_column(column, justify="right")
     for row in by_p.itertuples():
-        summary.add_row(row.nprocs, str(row.workloads), str(row.changed),
+        summary.add_row(row.source, row.nprocs, str(row.workloads), str(row.changed),
                         f"{row.geomean_old:.3f} → {row.geomean_new:.3f}", f"{row.worst_old:.3f} → {row.worst_new:.3f}")
     console.print(summary)
     if changed.empty:
         return
     detail = Table(title="The changed choices", title_justify="left")
-    for column in ("source", "P", "workload", "old", "new"):
-        detail.add_column(column)
+    for column in ("source", "P", "workload", "old (t / t fastest)", "new (t / t fastest)"):
+        detail.add_column(column, overflow="fold")
     for row in changed.itertuples():
-        detail.add_row(row.source, str(row.nprocs), row.config, f"{row.spec_old} ({row.regret_old:.3f})",
-                       f"{row.spec_new} ({row.regret_new:.3f})")
+        detail.add_row(row.source, str(row.nprocs), f"{row.dist}, S = {row.size}",
+                       f"{row.spec_old} ({row.regret_old:.3f})", f"{row.spec_new} ({row.regret_new:.3f})")
     console.print(detail)
 
 

@@ -213,8 +213,8 @@ def table_choices(table: Table, data: pd.DataFrame, sharing: ReductionSharing | 
             if sharing is not None and not sharing.shares(spec, nprocs, ppn) and reduces(table, nprocs, ppn):
                 charge = costs[(first["source"], first["nprocs"], first["ppn"])]
             regret = (picked["median_us"].iloc[0] + charge) / group["median_us"].min()
-        rows.append({"config": config, "source": first["source"], "nprocs": nprocs, "ppn": ppn, "spec": spec,
-                     "regret": regret})
+        rows.append({"config": config, "source": first["source"], "nprocs": nprocs, "ppn": ppn,
+                     "dist": first["dist"], "size": first["requested_size"], "spec": spec, "regret": regret})
     return pd.DataFrame(rows)
 
 
@@ -225,11 +225,12 @@ def table_regret(table: Table, data: pd.DataFrame, sharing: ReductionSharing | N
 
 def compare_tables(old: Table, new: Table, data: pd.DataFrame,
                    sharing: ReductionSharing | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Where two tables' choices differ on the dataset's workloads, and what each costs: per P, the
-    workloads where both picked specs were measured, how many choices changed, and the regret's
-    geometric mean and worst, old and new; then the changed workloads one by one."""
-    both = table_choices(old, data, sharing).merge(table_choices(new, data, sharing),
-                                                   on=["config", "source", "nprocs", "ppn"], suffixes=("_old", "_new"))
+    """Where two tables' choices differ on the dataset's workloads, and what each costs: per source
+    and P, the workloads where both picked specs were measured, how many choices changed, and the
+    regret's geometric mean and worst, old and new; then the changed workloads one by one."""
+    shape = ["config", "source", "nprocs", "ppn", "dist", "size"]
+    both = table_choices(old, data, sharing).merge(table_choices(new, data, sharing), on=shape,
+                                                   suffixes=("_old", "_new"))
     both = both.dropna(subset=["regret_old", "regret_new"])
     both["changed"] = both["spec_old"] != both["spec_new"]
 
@@ -239,8 +240,9 @@ def compare_tables(old: Table, new: Table, data: pd.DataFrame,
                 "geomean_new": geomean(part["regret_new"].to_numpy()),
                 "worst_old": part["regret_old"].max(), "worst_new": part["regret_new"].max()}
 
-    by_p = [{"nprocs": str(p), **summary(part)} for p, part in both.groupby("nprocs")]
-    by_p.append({"nprocs": "all", **summary(both)})
+    by_p = [{"source": source, "nprocs": str(p), **summary(part)}
+            for (source, p), part in both.groupby(["source", "nprocs"])]
+    by_p.append({"source": "all", "nprocs": "all", **summary(both)})
     return pd.DataFrame(by_p), both[both["changed"]].drop(columns="changed").reset_index(drop=True)
 
 
