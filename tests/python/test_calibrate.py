@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,16 @@ def test_shift_loads():
     assert fly.shift_load(64, 1) == 1 and fly.shift_load(64, 4) == 4 and fly.shift_load(64, 16) == 2
     assert fly.shift_load(256, 64) == pytest.approx(4 * 16 / 21)
     assert calibrate.Topology("FLAT", ()).exchange_load(10) == 9  # the node's own link
+    # Routing that adapts to load spreads a shift over Valiant's paths: a router's 4 nodes to the
+    # next router halve their busiest link (a node's own link still carries its flow), while the
+    # exchange of every node with every other, which minimal routing already balances, keeps it.
+    spread = replace(fly, adaptive=True)
+    assert spread.shift_load(64, 1) == 1 and spread.shift_load(64, 4) == pytest.approx(2)
+    for shift in (16, 17, 48):
+        assert 1 <= spread.shift_load(64, shift) < fly.shift_load(64, shift)
+    assert spread.exchange_load(64) == fly.exchange_load(64)
+    with pytest.raises(ValueError, match="dragonfly"):
+        replace(torus, adaptive=True).shift_load(512, 1)
 
 
 def test_the_closed_forms_take_the_seeds_uniform_blocks():

@@ -10,6 +10,7 @@ import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 
+import numpy as np
 from scipy.optimize import brentq
 
 from tucoll import sim
@@ -162,9 +163,15 @@ class Topology:
     TORUS: the dimensions, the first varying fastest along node numbers. DRAGONFLY: (groups, global
     links per pair of groups, chassis per group, links per pair of chassis, routers per chassis,
     links per pair of routers, nodes per router). Anything else: every node on its own link to
-    one switch (the platform files build their fat trees without taper)."""
+    one switch (the platform files build their fat trees without taper).
+
+    `adaptive` (dragonfly only) is not what SimGrid does: it asks what routing that adapts to load
+    would give (Slingshot's, De Sensi et al., SC20 §II-B). Each round's flows are split between
+    their minimal paths and Valiant's (through every router alike), in the share that leaves the
+    busiest link least loaded: the most any such routing achieves on the round's traffic."""
     kind: str
     params: tuple
+    adaptive: bool = False
 
     @classmethod
     def of(cls, cluster: ET.Element) -> "Topology":
@@ -235,12 +242,45 @@ class Topology:
     def load(self, nodes: int, shifts: tuple[tuple[int, float], ...]) -> float:
         """The busiest link's load, in units of one link's bandwidth, when every node of `nodes`
         sends `weight` flows to the node `shift` after it, for each (shift, weight) of `shifts`."""
+        minimal = self._weighted(nodes, shifts, self._shift_links)
+        if not self.adaptive:
+            return max(minimal.values(), default=0.0)
+        valiant = self._weighted(nodes, shifts, self._valiant_links)
+        links = list(minimal.keys() | valiant.keys())
+        a = np.array([minimal.get(link, 0.0) for link in links])
+        b = np.array([valiant.get(link, 0.0) for link in links])
+        if not len(links):
+            return 0.0
+        # The busiest link's load is convex in the minimal share: its minimum on a fine grid.
+        return float(min((f * a + (1 - f) * b).max() for f in np.linspace(0.0, 1.0, 201)))
+
+    @staticmethod
+    def _weighted(nodes: int, shifts: tuple[tuple[int, float], ...], links_of) -> dict[tuple, float]:
         loads: dict[tuple, float] = {}
         for shift, weight in shifts:
             if weight:
-                for link, flows in self._shift_links(nodes, shift % nodes).items():
+                for link, flows in links_of(nodes, shift % nodes).items():
                     loads[link] = loads.get(link, 0.0) + weight * flows
-        return max(loads.values(), default=0.0)
+        return loads
+
+    @functools.lru_cache(maxsize=None)
+    def _valiant_links(self, nodes: int, shift: int) -> dict[tuple, float]:
+        """Each link's flows when every node sends one to the node `shift` after it through an
+        intermediate router, each of the job's routers carrying an equal share (Valiant)."""
+        if self.kind != "DRAGONFLY":
+            raise ValueError(f"adaptive routing is modelled on a dragonfly, not on a {self.kind.lower()}")
+        per_router = self.params[-1]
+        routers = max(1, -(-nodes // per_router))
+        loads: dict[tuple, float] = {}
+        for src in range(nodes if shift else 0):
+            dst = (src + shift) % nodes
+            for router in range(routers):
+                via = router * per_router  # a node of the router stands for it; its own link is left out
+                legs = self.route(src, via)[:-1] + self.route(via, dst)[1:] if via not in (src, dst) \
+                    else self.route(src, dst)
+                for link, bandwidth in legs:
+                    loads[link] = loads.get(link, 0.0) + 1.0 / (bandwidth * routers)
+        return loads
 
     @functools.lru_cache(maxsize=None)
     def _shift_links(self, nodes: int, shift: int) -> dict[tuple, float]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -10,7 +11,7 @@ import pandas as pd
 from tucoll.build import REPO_ROOT
 from tucoll.calibrate.here import HERE_DOCS, HERE_NPROCS_PREDICT
 from tucoll.calibrate.model import Blocks, tuna_rounds
-from tucoll.calibrate.seeds import CACHE, MACHINE_LIST, OPTIONS, describe, models, ratio_by_p
+from tucoll.calibrate.seeds import CACHE, CROSSOVER_NPROCS, MACHINE_LIST, OPTIONS, describe, models, ratio_by_p
 from tucoll.calibrate.simulations import SimCache
 
 
@@ -54,6 +55,12 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
     _, fugaku_radix = fugaku.tuna(16384, 16384)
     fugaku_hops = sum(count for _, count in tuna_rounds(16384, fugaku_radix)) / 16384
     fugaku_tuna_floor = 16384 * fugaku_hops * Blocks.uniform(16384).mean * fugaku.ppn / (6 * 6.8e9)
+    # Polaris with routing that adapts to load: vendor / TuNA at the seed's P, 1 KiB and 4 KiB.
+    polaris = models(calibrated=True)["polaris"]
+    adaptive = replace(polaris, mech=replace(polaris.mech, topology=replace(polaris.mech.topology, adaptive=True)))
+    spread = {size: adaptive.vendor(CROSSOVER_NPROCS, size) / adaptive.tuna(CROSSOVER_NPROCS, size)[0]
+              for size in (1024, 4096)}
+    minimal_1k = polaris.vendor(CROSSOVER_NPROCS, 1024) / polaris.tuna(CROSSOVER_NPROCS, 1024)[0]
     parts = [
         "# Calibrated machines: the models held against the seeds' measurements",
         "",
@@ -80,7 +87,13 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         "**What the misses need.** On Polaris at 1 KiB the simulation agrees with the models (vendor / "
         "TuNA about 3 at P = 1024 and 2048, below): each of TuNA's rounds sends every rank of a node the same "
         "distance, and SimGrid's dragonfly routes minimally, so the 4 nodes of a router share one link to "
-        "the next router; Slingshot routes adaptively over non-minimal paths, which the model lacks. On "
+        "the next router; Slingshot routes adaptively over non-minimal paths, which the model lacks. "
+        "Routing alone does not close the gap: with each round's flows split between their minimal and "
+        "Valiant paths in the share that loads the busiest link least (the most adaptive routing can give; "
+        "`Topology(adaptive=True)` in the model), vendor / TuNA at P = 8192 rises from "
+        f"{minimal_1k:.2f} to {spread[1024]:.2f} at 1 KiB (published 5.62), but also to {spread[4096]:.2f} "
+        "at 4 KiB, where the published crossover has the vendor ahead. "
+        "On "
         f"Fugaku at P = 16384 and 16 KiB the calibrated vendor takes {fugaku_vendor:.2f} s (the matching fitted "
         "at 16 B: P^2 / 4 entries walked); 9.69x faster would be "
         f"{fugaku_vendor / 9.69 * 1e3:.0f} ms for TuNA, less than its bytes alone take at the six TNIs' "
@@ -133,9 +146,14 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
             "Uniform alltoallv on the calibrated platforms at 32 ranks per node, simulated with SimGrid (one "
             "iteration, deterministic) where the vendor's P^2 messages still simulate in minutes, against the "
             f"models. Largest error: {validation['model / simulated'].max():.2f}x over, "
-            f"{validation['model / simulated'].min():.2f}x under. Cached in "
+            f"{validation['model / simulated'].min():.2f}x under. Under: TuNA opens with an MPI_Allreduce of "
+            "the largest block (to size its buffer), which the one-node model leaves out; a reduction of a few "
+            "bytes takes about 30 us simulated at P = 256 (the sweep's `auto_reduction_us`), most of the "
+            "shortfall there at 16 B. Over at 1 KiB: the model loads a round's busiest link with every node's "
+            "flows at once, while in the simulation the ranks have drifted apart in time. Cached in "
             f"{CACHE.relative_to(REPO_ROOT)} under the simulated machine's fingerprint (platform file, its entry's "
-            "model fields and the SimGrid patches: sim.Platform.fingerprint) with the library sources each was simulated with (`sources`: the current ones or earlier); "
+            "model fields and the SimGrid patches: sim.Platform.fingerprint) with the library sources each was "
+            "simulated with (`sources`: the current ones or earlier); "
             "`tucoll calibrate --validate` simulates what the cache lacks or holds from earlier sources, in "
             "parallel on a Dask cluster (local workers, or `--scheduler tcp://host:port`).",
             "",
