@@ -291,8 +291,9 @@ def test_two_tables_are_compared_choice_by_choice(build, synthetic_dataset):
 
     old, new = one_spec("vendor"), one_spec("tuna:radix=2")
     by_p, changed = tuning.compare_tables(old, new, data)
-    assert set(by_p["source"]) == {"synthetic", "all"}
+    assert set(by_p["source"]) == {"synthetic"}
     by_p = by_p.set_index("nprocs")
+    assert (by_p["unmeasured"] == 0).all()
     workloads16 = data[data["nprocs"] == 16]["config"].nunique()
     assert by_p.loc["16", "changed"] == by_p.loc["16", "workloads"] == workloads16
     assert by_p.loc["32", "changed"] == by_p.loc["64", "changed"] == 0
@@ -303,6 +304,13 @@ def test_two_tables_are_compared_choice_by_choice(build, synthetic_dataset):
     assert by_p.loc["32", "worst_old"] == by_p.loc["32", "worst_new"]
     choices = tuning.table_choices(new, data)
     assert (choices[choices["nprocs"] == 16]["spec"] == "tuna:radix=2").all()
+    # A pick that was never measured is counted as changed and unmeasured, not dropped.
+    unswept = one_spec("tuna:radix=16")
+    by_p, changed = tuning.compare_tables(old, unswept, data)
+    at16 = by_p.set_index("nprocs").loc["16"]
+    assert at16["changed"] == at16["unmeasured"] == workloads16 and math.isnan(at16["geomean_new"])
+    assert changed["regret_new"].isna().all()
+    assert tuning.table_regret(new, data.iloc[:0]).size == 0
 
 
 def test_online_choices_join_a_swept_table_where_it_has_no_entry(build):

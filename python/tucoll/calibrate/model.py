@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import brentq
+from scipy.optimize import brentq, minimize_scalar
 
 from tucoll import sim
 
@@ -165,13 +165,18 @@ class Topology:
     links per pair of routers, nodes per router). Anything else: every node on its own link to
     one switch (the platform files build their fat trees without taper).
 
-    `adaptive` (dragonfly only) is not what SimGrid does: it asks what routing that adapts to load
-    would give (Slingshot's, De Sensi et al., SC20 §II-B). Each round's flows are split between
-    their minimal paths and Valiant's (through every router alike), in the share that leaves the
-    busiest link least loaded: the most any such routing achieves on the round's traffic."""
+    `adaptive` (dragonfly only) is not what SimGrid does: it asks what spreading traffic over
+    non-minimal paths, as routing that adapts to load does (Slingshot's: De Sensi et al., SC20),
+    would give. Each round's flows are split between their minimal paths and Valiant's (through
+    each of the job's routers alike), all in the one share that leaves the busiest link least
+    loaded; routing that decides flow by flow could do somewhat better."""
     kind: str
     params: tuple
     adaptive: bool = False
+
+    def __post_init__(self):
+        if self.adaptive and self.kind != "DRAGONFLY":
+            raise ValueError(f"adaptive routing is modelled on a dragonfly, not on a {self.kind.lower()}")
 
     @classmethod
     def of(cls, cluster: ET.Element) -> "Topology":
@@ -242,43 +247,40 @@ class Topology:
     def load(self, nodes: int, shifts: tuple[tuple[int, float], ...]) -> float:
         """The busiest link's load, in units of one link's bandwidth, when every node of `nodes`
         sends `weight` flows to the node `shift` after it, for each (shift, weight) of `shifts`."""
-        minimal = self._weighted(nodes, shifts, self._shift_links)
-        if not self.adaptive:
-            return max(minimal.values(), default=0.0)
-        valiant = self._weighted(nodes, shifts, self._valiant_links)
-        links = list(minimal.keys() | valiant.keys())
-        a = np.array([minimal.get(link, 0.0) for link in links])
-        b = np.array([valiant.get(link, 0.0) for link in links])
-        if not len(links):
-            return 0.0
-        # The busiest link's load is convex in the minimal share: its minimum on a fine grid.
-        return float(min((f * a + (1 - f) * b).max() for f in np.linspace(0.0, 1.0, 201)))
-
-    @staticmethod
-    def _weighted(nodes: int, shifts: tuple[tuple[int, float], ...], links_of) -> dict[tuple, float]:
-        loads: dict[tuple, float] = {}
+        minimal: dict[tuple, float] = {}
         for shift, weight in shifts:
             if weight:
-                for link, flows in links_of(nodes, shift % nodes).items():
-                    loads[link] = loads.get(link, 0.0) + weight * flows
-        return loads
+                for link, flows in self._shift_links(nodes, shift % nodes).items():
+                    minimal[link] = minimal.get(link, 0.0) + weight * flows
+        if not self.adaptive or not minimal:
+            return max(minimal.values(), default=0.0)
+        # Valiant's loads do not depend on the shift: summed over every source, each leg reaches
+        # every node once.
+        valiant = self._valiant_links(nodes)
+        flows = sum(weight for shift, weight in shifts if weight and shift % nodes)
+        links = list(minimal.keys() | valiant.keys())
+        a = np.array([minimal.get(link, 0.0) for link in links])
+        b = np.array([valiant.get(link, 0.0) for link in links]) * flows
+
+        def busiest(share: float) -> float:
+            return float((share * a + (1 - share) * b).max())
+
+        # Convex in the minimal share (the largest of linear functions).
+        best = minimize_scalar(busiest, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-6})
+        return min(best.fun, busiest(0.0), busiest(1.0))
 
     @functools.lru_cache(maxsize=None)
-    def _valiant_links(self, nodes: int, shift: int) -> dict[tuple, float]:
-        """Each link's flows when every node sends one to the node `shift` after it through an
-        intermediate router, each of the job's routers carrying an equal share (Valiant)."""
-        if self.kind != "DRAGONFLY":
-            raise ValueError(f"adaptive routing is modelled on a dragonfly, not on a {self.kind.lower()}")
+    def _valiant_links(self, nodes: int) -> dict[tuple, float]:
+        """Each link's flows when every node sends one flow to some node, each through an
+        intermediate router, each of the job's routers carrying an equal share (Valiant's routing):
+        the same for every destination shift."""
         per_router = self.params[-1]
         routers = max(1, -(-nodes // per_router))
         loads: dict[tuple, float] = {}
-        for src in range(nodes if shift else 0):
-            dst = (src + shift) % nodes
+        for src in range(nodes):
             for router in range(routers):
-                via = router * per_router  # a node of the router stands for it; its own link is left out
-                legs = self.route(src, via)[:-1] + self.route(via, dst)[1:] if via not in (src, dst) \
-                    else self.route(src, dst)
-                for link, bandwidth in legs:
+                via = router * per_router  # a node of the router stands for it: its own links are left out
+                for link, bandwidth in self.route(src, via)[:-1] + self.route(via, src)[1:]:
                     loads[link] = loads.get(link, 0.0) + 1.0 / (bandwidth * routers)
         return loads
 

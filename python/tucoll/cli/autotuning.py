@@ -234,12 +234,12 @@ def print_comparison(old, new, data, sharing, old_name: str, console) -> None:
 
     by_p, changed = tuning.compare_tables(old, new, data, sharing)
     summary = Table(title=f"Against {old_name}: t(auto) / t(fastest) on the dataset's workloads where both tables' "
-                          f"choices were measured", title_justify="left")
+                          f"choices were measured (unmeasured: either choice was not)", title_justify="left")
     summary.add_column("source")
-    for column in ("P", "workloads", "choice changed", "geomean, old → new", "worst, old → new"):
+    for column in ("P", "workloads", "choice changed", "unmeasured", "geomean, old → new", "worst, old → new"):
         summary.add_column(column, justify="right")
     for row in by_p.itertuples():
-        summary.add_row(row.source, row.nprocs, str(row.workloads), str(row.changed),
+        summary.add_row(row.source, row.nprocs, str(row.workloads), str(row.changed), str(row.unmeasured),
                         f"{row.geomean_old:.3f} → {row.geomean_new:.3f}", f"{row.worst_old:.3f} → {row.worst_new:.3f}")
     console.print(summary)
     if changed.empty:

@@ -194,6 +194,9 @@ def lookup(table: Table, nprocs: int, ppn: int, values: list[float]) -> str:
         return held(table).lookup(nprocs, ppn, values)
 
 
+CHOICE_COLUMNS = ["config", "source", "nprocs", "ppn", "mapping", "dist", "size", "spec", "regret"]
+
+
 def table_choices(table: Table, data: pd.DataFrame, sharing: ReductionSharing | None = None) -> pd.DataFrame:
     """Per configuration: its shape, the spec auto picks, and t(auto) / t(fastest) (NaN where the
     picked spec was not measured). t(auto) is the picked spec's time plus, with `sharing`, the
@@ -214,8 +217,9 @@ def table_choices(table: Table, data: pd.DataFrame, sharing: ReductionSharing | 
                 charge = costs[(first["source"], first["nprocs"], first["ppn"])]
             regret = (picked["median_us"].iloc[0] + charge) / group["median_us"].min()
         rows.append({"config": config, "source": first["source"], "nprocs": nprocs, "ppn": ppn,
-                     "dist": first["dist"], "size": first["requested_size"], "spec": spec, "regret": regret})
-    return pd.DataFrame(rows)
+                     "mapping": first["mapping"], "dist": first["dist"], "size": first["requested_size"],
+                     "spec": spec, "regret": regret})
+    return pd.DataFrame(rows, columns=CHOICE_COLUMNS)
 
 
 def table_regret(table: Table, data: pd.DataFrame, sharing: ReductionSharing | None = None) -> np.ndarray:
@@ -226,23 +230,26 @@ def table_regret(table: Table, data: pd.DataFrame, sharing: ReductionSharing | N
 def compare_tables(old: Table, new: Table, data: pd.DataFrame,
                    sharing: ReductionSharing | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Where two tables' choices differ on the dataset's workloads, and what each costs: per source
-    and P, the workloads where both picked specs were measured, how many choices changed, and the
-    regret's geometric mean and worst, old and new; then the changed workloads one by one."""
-    shape = ["config", "source", "nprocs", "ppn", "dist", "size"]
-    both = table_choices(old, data, sharing).merge(table_choices(new, data, sharing), on=shape,
-                                                   suffixes=("_old", "_new"))
-    both = both.dropna(subset=["regret_old", "regret_new"])
+    and P (and per source in all), how many choices changed, how many of either table's picks were
+    never measured, and, on the workloads where both were, the regret's geometric mean and worst,
+    old and new; then the changed workloads one by one (a regret NaN where its pick was not
+    measured)."""
+    both = table_choices(old, data, sharing).merge(table_choices(new, data, sharing),
+                                                   on=CHOICE_COLUMNS[:-2], suffixes=("_old", "_new"))
     both["changed"] = both["spec_old"] != both["spec_new"]
 
     def summary(part: pd.DataFrame) -> dict:
+        measured = part.dropna(subset=["regret_old", "regret_new"])
         return {"workloads": len(part), "changed": int(part["changed"].sum()),
-                "geomean_old": geomean(part["regret_old"].to_numpy()),
-                "geomean_new": geomean(part["regret_new"].to_numpy()),
-                "worst_old": part["regret_old"].max(), "worst_new": part["regret_new"].max()}
+                "unmeasured": int(part[["regret_old", "regret_new"]].isna().any(axis=1).sum()),
+                "geomean_old": geomean(measured["regret_old"].to_numpy()),
+                "geomean_new": geomean(measured["regret_new"].to_numpy()),
+                "worst_old": measured["regret_old"].max(), "worst_new": measured["regret_new"].max()}
 
-    by_p = [{"source": source, "nprocs": str(p), **summary(part)}
-            for (source, p), part in both.groupby(["source", "nprocs"])]
-    by_p.append({"source": "all", "nprocs": "all", **summary(both)})
+    by_p = []
+    for source, at in both.groupby("source"):
+        by_p += [{"source": source, "nprocs": str(p), **summary(part)} for p, part in at.groupby("nprocs")]
+        by_p.append({"source": source, "nprocs": "all", **summary(at)})
     return pd.DataFrame(by_p), both[both["changed"]].drop(columns="changed").reset_index(drop=True)
 
 
