@@ -48,7 +48,8 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
     check = held[held["set"] == "check"]
     error = check["after / published"].map(lambda r: max(r, 1 / r) if r > 0 else math.inf)
     worst, within = check.loc[error.idxmax()], int((error <= 1.5).sum())
-    fugaku = models(calibrated=True)["fugaku"]
+    calibrated = models(calibrated=True)
+    fugaku = calibrated["fugaku"]
     fugaku_vendor = fugaku.vendor(16384, 16384)
     # TuNA with the radix the model finds best at P = 16384, 16 KiB: every block through the
     # node's six TNIs of 6.8 GB/s (Ajima et al. 2018) once per non-zero digit of its index.
@@ -56,7 +57,7 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
     fugaku_hops = sum(count for _, count in tuna_rounds(16384, fugaku_radix)) / 16384
     fugaku_tuna_floor = 16384 * fugaku_hops * Blocks.uniform(16384).mean * fugaku.ppn / (6 * 6.8e9)
     # Polaris with each round spread over non-minimal paths: vendor / TuNA at the seed's P, 1 and 4 KiB.
-    polaris = models(calibrated=True)["polaris"]
+    polaris = calibrated["polaris"]
     adaptive = replace(polaris, mech=replace(polaris.mech, topology=replace(polaris.mech.topology, adaptive=True)))
     published = held.set_index("id")["published"]
     minimal, spread = ({size: m.vendor(CROSSOVER_NPROCS, size) / m.tuna(CROSSOVER_NPROCS, size)[0]
