@@ -24,8 +24,8 @@ the Dask cluster), seeds (the fit, the calibrated platforms, the tables against 
 from tucoll.build import REPO_ROOT
 from tucoll.calibrate.here import (HereFit, fit_here, here_specs, here_table, measure_here, probe_here,
                                    write_here_platform)
-from tucoll.calibrate.model import (Blocks, Mechanisms, Phase, Topology, best_tuna, fit_parameter, fit_tuna_parameter,
-                                    queue_walk, tuna_lower_bound, tuna_phases, tuna_rounds, tuna_time, vendor_time)
+from tucoll.calibrate.model import (Blocks, Mechanisms, Phase, Topology, allreduce_steps, allreduce_time, best_tuna,
+                                    fit_parameter, fit_tuna_parameter, queue_walk, tuna_lower_bound, tuna_phases, tuna_rounds, tuna_time, vendor_time)
 from tucoll.calibrate.report import DOC, parameters_table, write_doc
 from tucoll.calibrate.seeds import (CACHE, MACHINE_LIST, OPTIONS, SEEDS, SIMGRID_OPTIONS, Machine, Model,
                                     Parameter, calibration_table,
@@ -34,7 +34,8 @@ from tucoll.calibrate.seeds import (CACHE, MACHINE_LIST, OPTIONS, SEEDS, SIMGRID
 from tucoll.calibrate.simulations import SimCache, SimPoint, run_points, simulate_point
 
 __all__ = ["CACHE", "DOC", "MACHINE_LIST", "OPTIONS", "REPO_ROOT", "SEEDS", "SIMGRID_OPTIONS", "Blocks", "HereFit", "Machine",
-           "Mechanisms", "Model", "Parameter", "Phase", "SimCache", "SimPoint", "Topology", "best_tuna", "calibration_table", "closed_form", "fit", "fit_here",
+           "Mechanisms", "Model", "Parameter", "Phase", "SimCache", "SimPoint", "Topology", "allreduce_steps",
+           "allreduce_time", "best_tuna", "calibration_table", "closed_form", "fit", "fit_here",
            "fit_parameter", "fit_tuna_parameter", "here_specs", "here_table", "measure_here", "models",
            "parameters_table", "probe_here", "queue_walk", "ratio_by_p", "run_points", "seeds", "simulate_point",
            "tuna_lower_bound", "tuna_phases", "tuna_rounds", "tuna_time", "validation_points", "validation_table", "vendor_time", "write_doc",

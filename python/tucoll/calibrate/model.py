@@ -324,20 +324,42 @@ class Phase:
     """One message each way of a TuNA round, as every rank makes it: to the rank `distance` ahead,
     `size` bytes, `copy` seconds of packing before the send and as many of unpacking after the
     receive, and `link` seconds that the busiest link takes with every node's messages of the round
-    on it."""
+    on it. A `paired` phase (a step of recursive doubling) exchanges with rank XOR `distance`
+    instead: to it and from it."""
     distance: int
     size: float
     copy: float
     link: float
+    paired: bool = False
+
+
+def allreduce_steps(nprocs: int) -> tuple[int, ...]:
+    """The partners (XOR masks) of a few-byte MPI_Allreduce, in order: recursive doubling, what
+    both simulated selections run for it (SMPI's allreduce__mpich below 2 KiB and allreduce__ompi
+    below 10 000 B take allreduce__rdb). With P not a power of two the ranks above the largest
+    power of two first fold into their neighbours and get the result back last (a step of
+    distance 1 each, taken here by every rank)."""
+    pof2 = 1 << (nprocs.bit_length() - 1)
+    steps = tuple(1 << k for k in range(pof2.bit_length() - 1))
+    return steps if pof2 == nprocs else (1, *steps, 1)
+
+
+def tuna_reduces(nprocs: int, radix: int) -> bool:
+    """Whether TuNA opens with the allreduce of the largest block that sizes its buffer: unless
+    every block goes direct (src/alltoallv/radix_schedule.h, every_block_direct)."""
+    return not (nprocs <= 2 or radix >= nprocs - 1)
 
 
 def tuna_phases(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int) -> list[Phase]:
     """TuNA's rounds as messages: each round one data message each way, preceded by one of the
     blocks' sizes wherever some block of the round is not yet at its destination (which then cannot
     know its size: every digit position but the last). Packing and unpacking copy every block that
-    is not empty as a range of its own, as the library lists them."""
+    is not empty as a range of its own, as the library lists them. First, the allreduce of the
+    largest block (src/alltoallv/tuna.cpp) as its steps: one 8-byte message each way with a
+    partner."""
     nodes = max(1, nprocs // ppn)
-    phases = []
+    phases = [Phase(step, 8.0, 0.0, 0.0, paired=True) for step in allreduce_steps(nprocs)
+              if tuna_reduces(nprocs, radix)]
     for distance, count in tuna_rounds(nprocs, radix):
         data = count * blocks.mean
         span = radix ** int(math.log(distance, radix) + 1e-9)  # r^x of this round's digit position
@@ -354,9 +376,22 @@ def tuna_phases(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int
 
 @functools.lru_cache(maxsize=4096)
 def tuna_time(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int) -> float:
-    """TuNA's uniform alltoallv on `m` (seconds), its messages run as the simulator runs them, on one
-    node: every node runs the same schedule (P a multiple of the ranks per node), so a message from
-    another node left it when the same local rank's message of that phase left this one.
+    """TuNA's uniform alltoallv on `m` (seconds): its phases (tuna_phases) run by run_phases."""
+    return run_phases(m, nprocs, ppn, tuple(tuna_phases(m, nprocs, ppn, blocks, radix)))
+
+
+@functools.lru_cache(maxsize=256)
+def allreduce_time(m: Mechanisms, nprocs: int, ppn: int) -> float:
+    """A few-byte MPI_Allreduce on `m` (seconds): recursive doubling's steps run by run_phases. What
+    TuNA opens with, and what auto adds to each call it decides (the sweeps' auto_reduction_us)."""
+    return run_phases(m, nprocs, ppn, tuple(Phase(step, 8.0, 0.0, 0.0, paired=True)
+                                            for step in allreduce_steps(nprocs)))
+
+
+def run_phases(m: Mechanisms, nprocs: int, ppn: int, phases: tuple[Phase, ...]) -> float:
+    """How long every rank takes to run `phases` (seconds), its messages run as the simulator runs
+    them, on one node: every node runs the same schedule (P a multiple of the ranks per node), so a
+    message from another node left it when the same local rank's message of that phase left this one.
 
     A rank runs its phases one after another: it packs, posts its send (the send overhead), takes
     its turn on the node's interface if the message leaves the node, then waits for its peer's
@@ -368,10 +403,17 @@ def tuna_time(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int) 
     not wait for each other between rounds, so one rank's copies run while another's messages wait
     for the interface: summing rounds (every rank's worst) would count both."""
     nodes = max(1, nprocs // ppn)
-    phases = tuna_phases(m, nprocs, ppn, blocks, radix)
 
-    def from_other_node(rank: int, distance: int) -> bool:  # local rank `rank`'s peer `distance` behind
-        return nodes > 1 and ((rank - distance) // ppn) % nodes != 0
+    def from_other_node(rank: int, phase: Phase) -> bool:  # whether local rank `rank`'s message comes from another node
+        if phase.paired:  # (with ppn not a power of two, XOR partners are only roughly alike on every node)
+            return nodes > 1 and (rank ^ phase.distance) // ppn != 0
+        return nodes > 1 and ((rank - phase.distance) // ppn) % nodes != 0
+
+    def receiver(rank: int, phase: Phase) -> int:
+        return (rank ^ phase.distance if phase.paired else rank + phase.distance) % ppn
+
+    def sender(rank: int, phase: Phase) -> int:
+        return (rank ^ phase.distance if phase.paired else rank - phase.distance) % ppn
 
     departed: list[list[float | None]] = [[None] * ppn for _ in phases]
     delivered: list[list[float]] = [[0.0] * ppn for _ in phases]  # at its receiver, by sender
@@ -389,7 +431,7 @@ def tuna_time(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int) 
     while events:
         time, _, what, rank, k = heapq.heappop(events)
         phase = phases[k]
-        leaves = from_other_node((rank + phase.distance) % ppn, phase.distance)
+        leaves = from_other_node(receiver(rank, phase), phase)
         if what == "send":
             time += phase.copy + m.isend + phase.size * m.isend_per_byte
             if leaves and m.nic_gap > 0:
@@ -404,16 +446,16 @@ def tuna_time(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int) 
             flight = (m.path_latency + phase.link if leaves
                       else m.loopback_latency + phase.size / m.loopback_bandwidth)
             delivered[k][rank] = time + flight
-            receiver, sender = (rank + phase.distance) % ppn, (rank - phase.distance) % ppn
-            if (k, receiver) in waiting:
-                at(max(waiting.pop((k, receiver)), delivered[k][rank]), "arrived", receiver, k)
-            if departed[k][sender] is not None:
-                at(max(time, delivered[k][sender]), "arrived", rank, k)
+            to, source = receiver(rank, phase), sender(rank, phase)
+            if (k, to) in waiting:
+                at(max(waiting.pop((k, to)), delivered[k][rank]), "arrived", to, k)
+            if departed[k][source] is not None:
+                at(max(time, delivered[k][source]), "arrived", rank, k)
             else:
                 waiting[(k, rank)] = time
             continue
         if what == "arrived":
-            if from_other_node(rank, phase.distance) and m.nic_gap > 0:
+            if from_other_node(rank, phase) and m.nic_gap > 0:
                 at(time, "interface in", rank, k)
                 continue
         elif what == "interface in":
