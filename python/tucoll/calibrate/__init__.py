@@ -25,7 +25,8 @@ from tucoll.build import REPO_ROOT
 from tucoll.calibrate.here import (HereFit, fit_here, here_specs, here_table, measure_here, probe_here,
                                    write_here_platform)
 from tucoll.calibrate.model import (Blocks, Mechanisms, Phase, Topology, allreduce_steps, allreduce_time, best_tuna,
-                                    fit_parameter, fit_tuna_parameter, queue_walk, tuna_lower_bound, tuna_phases, tuna_rounds, tuna_time, vendor_time)
+                                    fit_parameter, fit_tuna_parameter, queue_walk, tuna_lower_bound, tuna_phases,
+                                    tuna_rounds, tuna_time, vendor_time)
 from tucoll.calibrate.report import DOC, parameters_table, write_doc
 from tucoll.calibrate.seeds import (CACHE, MACHINE_LIST, OPTIONS, SEEDS, SIMGRID_OPTIONS, Machine, Model,
                                     Parameter, calibration_table,

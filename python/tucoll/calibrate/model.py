@@ -344,6 +344,11 @@ def allreduce_steps(nprocs: int) -> tuple[int, ...]:
     return steps if pof2 == nprocs else (1, *steps, 1)
 
 
+def allreduce_phases(nprocs: int) -> list["Phase"]:
+    """allreduce_steps as phases: one 8-byte message each way with each partner."""
+    return [Phase(step, 8.0, 0.0, 0.0, paired=True) for step in allreduce_steps(nprocs)]
+
+
 def tuna_reduces(nprocs: int, radix: int) -> bool:
     """Whether TuNA opens with the allreduce of the largest block that sizes its buffer: unless
     every block goes direct (src/alltoallv/radix_schedule.h, every_block_direct)."""
@@ -358,8 +363,7 @@ def tuna_phases(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int
     largest block (src/alltoallv/tuna.cpp) as its steps: one 8-byte message each way with a
     partner."""
     nodes = max(1, nprocs // ppn)
-    phases = [Phase(step, 8.0, 0.0, 0.0, paired=True) for step in allreduce_steps(nprocs)
-              if tuna_reduces(nprocs, radix)]
+    phases = allreduce_phases(nprocs) if tuna_reduces(nprocs, radix) else []
     for distance, count in tuna_rounds(nprocs, radix):
         data = count * blocks.mean
         span = radix ** int(math.log(distance, radix) + 1e-9)  # r^x of this round's digit position
@@ -384,8 +388,7 @@ def tuna_time(m: Mechanisms, nprocs: int, ppn: int, blocks: Blocks, radix: int) 
 def allreduce_time(m: Mechanisms, nprocs: int, ppn: int) -> float:
     """A few-byte MPI_Allreduce on `m` (seconds): recursive doubling's steps run by run_phases. What
     TuNA opens with, and what auto adds to each call it decides (the sweeps' auto_reduction_us)."""
-    return run_phases(m, nprocs, ppn, tuple(Phase(step, 8.0, 0.0, 0.0, paired=True)
-                                            for step in allreduce_steps(nprocs)))
+    return run_phases(m, nprocs, ppn, tuple(allreduce_phases(nprocs)))
 
 
 def run_phases(m: Mechanisms, nprocs: int, ppn: int, phases: tuple[Phase, ...]) -> float:
