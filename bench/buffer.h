@@ -1,6 +1,7 @@
 // Byte buffers of the benchmark's workloads. Under SMPI with TUCOLL_SIM_SHARED_BUFFERS=1 they
 // are SMPI shared allocations (one physical copy for all simulated ranks): runs at thousands of
-// ranks then fit in memory, but the contents are meaningless, so such runs cannot --check.
+// ranks then fit in memory, but the contents are meaningless, so such runs cannot --check. With
+// TUCOLL_SIM_DEVICE_BUFFERS=1 (a GPU platform) they are declared to SMPI as device memory.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@ namespace tucoll::bench {
 void *buffer_allocate(size_t bytes);
 void buffer_release(void *ptr, size_t bytes);
 bool buffers_shared();
+bool buffers_on_device();
 
 template <class T>
 struct BufferAllocator {

@@ -15,6 +15,16 @@ if(TUCOLL_SIMGRID)
   set(TUCOLL_MPIEXEC_FLAGS "")
   set(MPIEXEC_NUMPROC_FLAG -np)
   list(APPEND TUCOLL_MPI_DEFINITIONS TUCOLL_SIMULATION)
+  # The project's SimGrid lets a program declare GPU memory (sim/simgrid-patches/
+  # smpi-device-messages.patch); a SimGrid without the patch (Spack's) simulates without it.
+  # Asked at every configure: SimGrid is rebuilt in place when its patches change.
+  include(CheckCXXSourceCompiles)
+  unset(TUCOLL_SMPI_DEVICE_MEMORY CACHE)
+  check_cxx_source_compiles("#include <mpi.h>
+int main() { smpi_device_memory_add(nullptr, 0); return 0; }" TUCOLL_SMPI_DEVICE_MEMORY)
+  if(TUCOLL_SMPI_DEVICE_MEMORY)
+    list(APPEND TUCOLL_MPI_DEFINITIONS TUCOLL_SMPI_DEVICE_MEMORY)
+  endif()
   message(STATUS "tucoll: SimGrid SMPI build, launcher ${TUCOLL_MPIEXEC}")
   return()
 endif()

@@ -1,19 +1,29 @@
 // The sim backend: under SimGrid's SMPI every simulated rank lives in one process, so a peer's
 // exposed buffer is directly addressable. A put is a memcpy (skipped when buffers are SMPI shared
-// allocations, whose contents are meaningless anyway) and its time is charged to the sending rank
-// as the platform's intra-node GPU copy costs it: latency + bytes / bandwidth, per engine
-// (a copy kernel and the copy engine differ in both; seed 002's crossover comes from that).
-// `tucoll sim` sets the four figures from the platform file (TUCOLL_SIM_IPC_*); the defaults are
-// those of thetagpu-like (sim/platforms/thetagpu-like.xml says where they come from).
+// allocations, whose contents are meaningless anyway) whose time is charged to the sending rank.
+//
+// On a GPU platform (one whose "ipc" entry `tucoll sim` passes as TUCOLL_SIM_IPC_* and
+// TUCOLL_SIM_HOST_LINK_*) it is charged as the cuda backend (ipc/cuda.cu) copies: the copy engine
+// one cudaMemcpyAsync per block, each paying its latency and its bytes at the engine's bandwidth
+// one after another (one stream); the copy kernel once per call, at flush(), where the cuda
+// backend launches every kernel copy of the call, the self copy included, as one batch: one
+// latency, then all their bytes at the kernel's bandwidth. The engines differ in both figures,
+// which gives seed 002's kernel/memcpy crossover.
+//
+// On a CPU platform the real exchange copies by cross-memory attach (ipc/host.cpp), whose cost per
+// system call has no source here yet: a put is charged per block at the engine's figures below,
+// as before GPU platforms had costs of their own, so that the sweeps simulated that way stay valid.
 //
 // On a GPU platform the simulated ranks are GPUs, and the copies `staged` makes between their
 // buffers and host memory cross the GPU's link to the host (PCIe, or NVLink to the CPU):
 // charged at TUCOLL_SIM_HOST_LINK_{LAT,BW}, which `tucoll sim` sets from the platform's
 // "host_link" entry; without them (CPU platforms) such copies are ordinary local copies.
 #include <mpi.h>
+#include <simgrid/actor.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 
 #include "core/copy.h"
 #include "core/errors.h"
@@ -46,6 +56,12 @@ const CopyCost &cost(Engine engine) {
     return engine == Engine::kKernel ? kernel : memcpy;
 }
 
+// The GPU's link to the host, on platforms that model one (else null).
+const CopyCost *host_link() {
+    static const CopyCost link{env_or("TUCOLL_SIM_HOST_LINK_LAT", 0.0), env_or("TUCOLL_SIM_HOST_LINK_BW", 0.0)};
+    return link.bandwidth > 0 ? &link : nullptr;
+}
+
 class SimBackend final : public Backend {
   public:
     const char *name() const override { return "sim"; }
@@ -68,26 +84,47 @@ class SimBackend final : public Backend {
                          static_cast<long long>(bytes), static_cast<long long>(offset),
                          static_cast<unsigned long long>(d.bytes));
         }
-        if (bytes == 0) return MPI_SUCCESS;
-        if (!platform::shared_buffers()) std::memcpy(reinterpret_cast<char *>(d.address) + offset, src, static_cast<size_t>(bytes));
-        const CopyCost &c = cost(engine);
-        platform::charge_seconds(c.latency + static_cast<double>(bytes) / c.bandwidth);
+        copy(reinterpret_cast<char *>(d.address) + offset, src, bytes, engine);
         return MPI_SUCCESS;
     }
 
-    int flush() override { return MPI_SUCCESS; }  // each put was charged as it was made
-};
+    int copy_self(void *dst, const void *src, int64_t bytes, Engine engine) override {
+        if (host_link() == nullptr) return Backend::copy_self(dst, src, bytes, engine);  // a local copy
+        copy(dst, src, bytes, engine);
+        return MPI_SUCCESS;
+    }
 
-// The GPU's link to the host, on platforms that model one (else null).
-const CopyCost *host_link() {
-    static const CopyCost link{env_or("TUCOLL_SIM_HOST_LINK_LAT", 0.0), env_or("TUCOLL_SIM_HOST_LINK_BW", 0.0)};
-    return link.bandwidth > 0 ? &link : nullptr;
-}
+    int flush() override {
+        const auto batch = kernel_bytes_.find(sg_actor_self_get_pid());
+        if (batch != kernel_bytes_.end()) {
+            const CopyCost &c = cost(Engine::kKernel);
+            platform::charge_seconds(c.latency + batch->second / c.bandwidth);
+            kernel_bytes_.erase(batch);
+        }
+        return MPI_SUCCESS;
+    }
+
+  private:
+    void copy(void *dst, const void *src, int64_t bytes, Engine engine) {
+        if (bytes <= 0) return;
+        if (!platform::shared_buffers()) std::memcpy(dst, src, static_cast<size_t>(bytes));
+        if (engine == Engine::kKernel && host_link() != nullptr) {
+            kernel_bytes_[sg_actor_self_get_pid()] += static_cast<double>(bytes);  // launched at flush()
+        } else {
+            const CopyCost &c = cost(engine);
+            platform::charge_seconds(c.latency + static_cast<double>(bytes) / c.bandwidth);
+        }
+    }
+
+    // Each simulated rank's kernel copies not yet launched: the ranks share this backend, and the
+    // simulation runs one at a time, so no lock.
+    std::unordered_map<aid_t, double> kernel_bytes_;
+};
 
 }  // namespace
 
 Backend &platform_backend() {
-    static SimBackend backend;  // stateless: shared by the simulated ranks of the process
+    static SimBackend backend;  // shared by the simulated ranks of the process
     return backend;
 }
 

@@ -86,6 +86,46 @@ def test_ipc_copies_on_a_simulated_gpu_cluster():
     assert (rows["ok"] == "1").all() and rows["path"].str.contains("ipc sim").all(), rows
 
 
+def test_ipc_copies_cost_what_the_cuda_backend_spends():
+    # On a GPU platform as the cuda backend copies: the copy kernel launched once per call for
+    # every block, self included; the copy engine once per block. Everything else the two
+    # variants do is the same, so their times differ by exactly that.
+    from tucoll.sim import Platform
+
+    size, nprocs = 4096, 8
+    rows = frame(sim("--platform", "thetagpu-like", "--np", str(nprocs), "--", "alltoall", "--alg",
+                     "ipc:copy=kernel,ipc_threshold=0", "--alg", "ipc:copy=memcpy,ipc_threshold=0", "--size",
+                     str(size), "--warmup", "1", "--check", "--format", "csv"))
+    assert (rows["ok"] == "1").all(), rows
+    t = rows.set_index("params")["median_us"]
+    kernel, memcpy = (t[[p for p in t.index if f"copy={c}" in p][0]] for c in ("kernel", "memcpy"))
+    c = Platform.load("thetagpu-like").ipc
+    expected_us = (nprocs * (c["memcpy_latency"] + size / c["memcpy_bandwidth"])
+                   - (c["kernel_latency"] + nprocs * size / c["kernel_bandwidth"])) * 1e6
+    assert memcpy - kernel == pytest.approx(expected_us, rel=0.02), t
+
+
+def test_messages_on_device_memory_pay_what_the_gpu_aware_mpi_adds(tmp_path):
+    # The benchmark's buffers are GPU memory on a GPU platform: the vendor's one message each way
+    # at P = 2 pays smpi/device-os at its sender and smpi/device-or at its receiver
+    # (sim/simgrid-patches/smpi-device-messages.patch); the ipc exchange's own messages are on host
+    # memory and pay nothing.
+    from tucoll import sim as simulation
+
+    def run(name, os_cost, or_cost):
+        path = simulation.derived_platform("thetagpu-like", {"smpi/device-os": f"0:{os_cost}:0",
+                                                             "smpi/device-or": f"0:{or_cost}:0"}, tmp_path / f"{name}.json")
+        rows = frame(sim("--platform", str(path), "--np", "2", "--", "alltoall", "--alg", "vendor", "--alg",
+                         "ipc:copy=kernel,ipc_threshold=0", "--size", "16", "--warmup", "1", "--check",
+                         "--format", "csv"))
+        assert (rows["ok"] == "1").all(), rows
+        return rows.set_index("algorithm")["median_us"]
+
+    free, paid = run("free", 0, 0), run("paid", 1e-5, 2e-5)
+    assert paid["vendor"] - free["vendor"] == pytest.approx(30.0, abs=1.5), (free, paid)
+    assert paid["ipc"] == free["ipc"], (free, paid)
+
+
 @pytest.mark.parametrize("size", [1024, 1 << 20])
 def test_a_local_copy_costs_its_bytes_over_the_copy_bandwidth(size):
     # One rank: spreadout's whole exchange is the copy of its own block, charged at the
@@ -138,14 +178,18 @@ def test_packing_a_message_costs_a_copy_of_it(tmp_path, spec, ppn, datatype, blo
     assert charged_copy_bytes(tmp_path, spec, ppn, datatype) == pytest.approx(blocks, abs=1e-3)
 
 
-def test_staged_pays_the_gpu_host_link_twice():
+def test_staged_pays_the_gpu_host_link_twice(tmp_path):
     # thetagpu-like models its ranks as GPUs: staged copies a packed buffer to host memory in one
     # copy and back in one, each at host_latency + bytes / host_bandwidth, around its inner
-    # algorithm's exchange on the same data.
+    # algorithm's exchange on the same data. Without the MPI's cost on device memory, which
+    # spreadout pays on the program's buffers and staged's host buffers do not.
+    from tucoll import sim as simulation
     from tucoll.sim import Platform
 
     size, nprocs = 64 << 10, 8
-    rows = frame(sim("--platform", "thetagpu-like", "--np", str(nprocs), "--", "alltoall", "--alg", "spreadout",
+    path = simulation.derived_platform("thetagpu-like", {"smpi/device-os": "", "smpi/device-or": ""},
+                                       tmp_path / "host-costs-only.json")
+    rows = frame(sim("--platform", str(path), "--np", str(nprocs), "--", "alltoall", "--alg", "spreadout",
                      "--alg", "staged:inner=spreadout", "--size", str(size), "--iters", "2", "--check",
                      "--format", "csv"))
     assert (rows["ok"] == "1").all(), rows

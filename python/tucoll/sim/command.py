@@ -130,8 +130,10 @@ def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str],
             env[f"TUCOLL_SIM_IPC_{engine.upper()}_BW"] = repr(run.platform.ipc[f"{engine}_bandwidth"])
         env["TUCOLL_SIM_HOST_LINK_LAT"] = repr(run.platform.ipc["host_latency"])
         env["TUCOLL_SIM_HOST_LINK_BW"] = repr(run.platform.ipc["host_bandwidth"])
-    else:
-        for name in ("HOST_LINK_LAT", "HOST_LINK_BW"):
+        env["TUCOLL_SIM_DEVICE_BUFFERS"] = "1"  # the ranks are GPUs, the program's buffers theirs (bench/buffer.h)
+    else:  # a CPU platform: its ranks are not GPUs (src/ipc/sim.cpp)
+        for name in ("IPC_KERNEL_LAT", "IPC_KERNEL_BW", "IPC_MEMCPY_LAT", "IPC_MEMCPY_BW", "HOST_LINK_LAT", "HOST_LINK_BW",
+                     "DEVICE_BUFFERS"):
             env.pop(f"TUCOLL_SIM_{name}", None)
     env.pop("TUCOLL_PPN", None)  # nodes come from the hostfile
     # SMPI runs a private copy of the binary per rank (privatization), so the library cannot find

@@ -48,10 +48,22 @@ class Platform:
                                                 strip_text=True).encode())
         fields = {k: v for k, v in self.entry.items() if k not in ("summary", "file")}
         digest.update(json.dumps(fields, sort_keys=True).encode())
+        options = self.options()
         for patch in sorted((REPO_ROOT / "sim" / "simgrid-patches").glob("*.patch")):
+            text = patch.read_bytes()
+            # A patch whose header says it is inert unless some options are set changes no time
+            # on a platform that sets none of them (adding one must not re-key every simulation).
+            inert = re.search(rb"^Inert unless a platform sets: (.+)$", text, re.MULTILINE)
+            if inert and not {o.strip() for o in inert.group(1).decode().split(",")} & options.keys():
+                continue
             digest.update(patch.name.encode())
-            digest.update(patch.read_bytes())
+            digest.update(text)
         return digest.hexdigest()[:12]
+
+    def options(self) -> dict[str, str]:
+        """The SimGrid options the platform file sets (its <config> props)."""
+        return {prop.get("id"): prop.get("value")
+                for config in ET.parse(self.file).getroot().iter("config") for prop in config.iter("prop")}
 
     @classmethod
     def load(cls, name: str) -> "Platform":
