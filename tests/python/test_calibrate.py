@@ -302,3 +302,33 @@ def test_a_time_simulated_with_earlier_sources_is_used_and_labelled_but_not_curr
     # Another machine model (platform or patches) is another point altogether.
     assert calibrate.SimCache(tmp_path / "simulated.csv").get(
         calibrate.SimPoint("fugaku-calibrated", 256, 32, 16, "tuna:radix=2")) is None
+
+
+def test_gpu_rows_are_held_against_simulated_alltoalls(tmp_path):
+    # Seed 002's one-node rows from simulated MPI_Alltoall times: ratios, times, the time saved and
+    # the kernel/memcpy crossover. Here the cache holds made-up times: kernel 30 us + 10 ps per
+    # byte, memcpy 50 us + 5 ps per byte (equal at 4 MB), the MPI 3x and pairwise 2x ipc.
+    table = calibrate.seeds()
+    cache = calibrate.SimCache(tmp_path / "simulated.csv")
+    ipc = {p.size: 20e-6 + p.size * 1e-11 for p in calibrate.gpu_points(table)}
+    seconds = {"ipc:copy=kernel,ipc_threshold=0": lambda s: 30e-6 + s * 1e-11,
+               "ipc:copy=memcpy,ipc_threshold=0": lambda s: 50e-6 + s * 5e-12,
+               "vendor": lambda s: 3 * ipc[s], "pairwise": lambda s: 2 * ipc[s], "ipc": lambda s: ipc[s]}
+    for point in calibrate.gpu_points(table):
+        assert point.collective == "alltoall" and point.platform in ("thetagpu-like", "lassen-like")
+        cache.put(point, seconds[point.spec](point.size))
+    held, left = calibrate.gpu_table(table, cache)
+    value = held.set_index("id")["simulated"]
+    assert value["thetagpu_p8_8KiB_ompi_ucx_over_ipc"] == pytest.approx(3.0)
+    assert value["thetagpu_p16_64KiB_ipc_saving"] == pytest.approx(50.0)
+    assert value["thetagpu_p8_kernel_ipc_small_overhead"] == pytest.approx(30.0, rel=1e-3)
+    assert value["thetagpu_p8_kernel_ipc_good_below"] == 2 << 20
+    assert value["thetagpu_p8_memcpy_ipc_better_above"] == 4 << 20
+    assert value["lassen_p64_4KiB_ipc_time"] == pytest.approx((20e-6 + 4096e-11) * 1e6)
+    assert set(held["set"]) == {"check"}  # nothing of the GPU machines is fitted
+    reasons = set(left["why"])
+    assert "not simulated yet: tucoll calibrate --validate" not in reasons
+    assert any("another library" in r for r in reasons)
+    # The CPU machines' table leaves the GPU rows to this one.
+    _, cpu_left = calibrate.calibration_table(table)
+    assert not cpu_left["id"].isin(held["id"]).any()

@@ -18,10 +18,12 @@ node's ranks run event by event (tuna_time) where the cache holds no simulation 
 
 The rooms: model (the mechanisms, the vendor's closed form, TuNA's one-node model), simulations (simulated points, their cache,
 the Dask cluster), seeds (the fit, the calibrated platforms, the tables against the seeds), report
-(docs/CALIBRATION.md), here (this machine).
+(docs/CALIBRATION.md), here (this machine), gpu (seed 002's GPU machines, simulated outright: their
+platforms' parameters all come from sources, none is fitted).
 """
 
 from tucoll.build import REPO_ROOT
+from tucoll.calibrate.gpu import gpu_points, gpu_table
 from tucoll.calibrate.here import (HereFit, fit_here, here_specs, here_table, measure_here, probe_here,
                                    write_here_platform)
 from tucoll.calibrate.model import (Blocks, Mechanisms, Phase, Topology, allreduce_steps, allreduce_time, best_tuna,
@@ -37,7 +39,7 @@ from tucoll.calibrate.simulations import SimCache, SimPoint, run_points, simulat
 __all__ = ["CACHE", "DOC", "MACHINE_LIST", "OPTIONS", "REPO_ROOT", "SEEDS", "SIMGRID_OPTIONS", "Blocks", "HereFit", "Machine",
            "Mechanisms", "Model", "Parameter", "Phase", "SimCache", "SimPoint", "Topology", "allreduce_steps",
            "allreduce_time", "best_tuna", "calibration_table", "closed_form", "fit", "fit_here",
-           "fit_parameter", "fit_tuna_parameter", "here_specs", "here_table", "measure_here", "models",
+           "fit_parameter", "fit_tuna_parameter", "gpu_points", "gpu_table", "here_specs", "here_table", "measure_here", "models",
            "parameters_table", "probe_here", "queue_walk", "ratio_by_p", "run_points", "seeds", "simulate_point",
            "tuna_lower_bound", "tuna_phases", "tuna_rounds", "tuna_time", "validation_points", "validation_table", "vendor_time", "write_doc",
            "write_here_platform", "write_platforms"]

@@ -14,6 +14,7 @@ from tucoll import sizes as units
 from tucoll.build import REPO_ROOT
 from tucoll.calibrate.model import (Blocks, Mechanisms, Topology, best_tuna, fit_parameter, fit_tuna_parameter, tuna_time,
                                     vendor_time)
+from tucoll.calibrate import gpu
 from tucoll.calibrate.simulations import SimCache, SimPoint
 
 
@@ -263,7 +264,8 @@ class Model:
             return None
         found = [(self.cache.get(p), int(p.spec.split("=")[1]), self.cache.current(p))
                  for p in self.cache.points(self.platform.name)
-                 if p.nprocs == nprocs and p.ppn == self.ppn and p.size == size and p.spec.startswith("tuna:radix=")]
+                 if p.collective == "alltoallv" and p.nprocs == nprocs and p.ppn == self.ppn and p.size == size
+                 and p.spec.startswith("tuna:radix=")]
         return min(found) if found else None
 
     def crossover(self, nprocs: int) -> int | None:
@@ -287,7 +289,7 @@ def models(calibrated: bool, cache: SimCache | None = None) -> dict[str, Model]:
 def why_not(row) -> str | None:
     """Why a seed row is not held against the models, or None when it is."""
     if row["machine"] not in MACHINE_BY_NAME:
-        return "another machine (GPU or Neuchatel clusters): not calibrated yet"
+        return "another machine (the Neuchatel clusters): not modelled"
     if row["workload"] != "uniform":
         return "an application or a non-uniform distribution: the models are for uniform blocks"
     if row["quantity"] == "crossover" and row["algorithms"] == "tuna vs vendor":
@@ -357,13 +359,13 @@ def ratio_by_p(cache: SimCache | None = None) -> pd.DataFrame:
 
 
 def calibration_table(table: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(the rows held against the model: published, before and after calibration, after / published;
-    the rows left out, with why)."""
+    """(the CPU machines' rows held against the model: published, before and after calibration,
+    after / published; their rows left out, with why)."""
     table = seeds() if table is None else table
     cache = SimCache(CACHE) if CACHE.is_file() else None
     before, after = models(calibrated=False, cache=cache), models(calibrated=True, cache=cache)
     held, left = [], []
-    for _, row in table.iterrows():
+    for _, row in table[~table["machine"].isin(gpu.PLATFORMS)].iterrows():  # GPU machines: gpu.gpu_table
         reason = why_not(row)
         if reason:
             left.append({"set": row["set"], "id": row["id"], "why": reason})

@@ -1,16 +1,17 @@
-"""Simulated points of uniform alltoallv, run in parallel on a Dask cluster and cached under the
-model's fingerprint."""
+"""Simulated points (uniform alltoallv, or MPI_Alltoall of one block size), run in parallel on a
+Dask cluster and cached under the model's fingerprint."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from tucoll import sim
+from tucoll import sim, store
 from tucoll import sizes as units
 from tucoll.build import REPO_ROOT
 
@@ -19,12 +20,15 @@ from tucoll.build import REPO_ROOT
 
 @dataclass(frozen=True)
 class SimPoint:
-    """One simulated uniform alltoallv: a spec at one P and block size on a platform."""
+    """One simulated exchange: a spec at one P and block size on a platform; an alltoallv of blocks
+    uniform from 0 to `size` (the seeds' uniform distribution), or an alltoall of `size`-byte
+    blocks (the OSU benchmark's, as seed 002 measures)."""
     platform: str
     nprocs: int
     ppn: int
     size: int
     spec: str
+    collective: str = "alltoallv"
 
 
 @functools.lru_cache(maxsize=1)
@@ -45,8 +49,18 @@ def simulate_point(point: SimPoint, build_dir: str | None = None) -> float:
     """The simulated time of `point` in seconds (run by a Dask worker)."""
     from tucoll import sweep  # sweep imports the bench machinery; only workers need it
 
-    target = sweep.Target(sim.sim_build(build_dir), sim.Platform.load(point.platform), ppn=point.ppn, force=True)
-    rows = target.run(point.nprocs, "uniform", [point.size], [point.spec])
+    build, platform = sim.sim_build(build_dir), sim.Platform.load(point.platform)
+    if point.collective == "alltoallv":
+        rows = sweep.Target(build, platform, ppn=point.ppn, force=True).run(point.nprocs, "uniform", [point.size],
+                                                                             [point.spec])
+        return float(rows["median_us"].iloc[0]) * 1e-6
+    # One warm-up call: the first on a communicator sets up what a program pays once (the ipc
+    # exchange splits off its node's communicator and agrees on a backend).
+    run = sim.SimRun(platform, point.nprocs, point.ppn, "block", platform.vendor,
+                     [point.collective, "--alg", point.spec, "--size", str(point.size), "--warmup", "1", "--format",
+                      "csv"], shared_buffers=True, check=False)
+    proc = sim.simulate(build, run, force=True)
+    rows = pd.read_csv(io.StringIO(proc.stdout), dtype=store.TEXT_COLUMNS, keep_default_na=False)
     return float(rows["median_us"].iloc[0]) * 1e-6
 
 
@@ -55,7 +69,7 @@ class SimCache:
     patches) and the library sources they were simulated with. A report uses a time simulated
     with earlier sources and says so (`current`: any change to src/ would otherwise throw away
     hours of simulation that it rarely moves); `--validate` simulates those again."""
-    COLUMNS = ["platform", "model", "sources", "nprocs", "ppn", "size", "spec", "seconds"]
+    COLUMNS = ["platform", "model", "sources", "nprocs", "ppn", "size", "spec", "collective", "seconds"]
 
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -63,9 +77,11 @@ class SimCache:
                       if self.path.is_file() else pd.DataFrame(columns=self.COLUMNS))
         if "sources" not in self.frame.columns:  # a cache from before the sources were kept apart: never current
             self.frame.insert(2, "sources", "")
+        if "collective" not in self.frame.columns:  # a cache from before it held anything but alltoallv
+            self.frame.insert(7, "collective", "alltoallv")
         # The last row of a point wins: a point simulated again is appended.
-        self.times = {(r.platform, r.model, int(r.nprocs), int(r.ppn), int(r.size), r.spec): (float(r.seconds), r.sources)
-                      for r in self.frame.itertuples()}
+        self.times = {(r.platform, r.model, int(r.nprocs), int(r.ppn), int(r.size), r.spec, r.collective):
+                      (float(r.seconds), r.sources) for r in self.frame.itertuples()}
         self.fingerprints: dict[str, str] = {}
 
     def model(self, platform: str) -> str:
@@ -74,7 +90,8 @@ class SimCache:
         return self.fingerprints[platform]
 
     def _key(self, point: SimPoint) -> tuple:
-        return point.platform, self.model(point.platform), point.nprocs, point.ppn, point.size, point.spec
+        return (point.platform, self.model(point.platform), point.nprocs, point.ppn, point.size, point.spec,
+                point.collective)
 
     def get(self, point: SimPoint) -> float | None:
         """The time simulated on this machine model, with the current sources or earlier ones."""
@@ -89,7 +106,7 @@ class SimCache:
     def points(self, platform: str) -> list[SimPoint]:
         """The points cached for `platform` on its current model."""
         model = self.model(platform)
-        return [SimPoint(p, n, ppn, size, spec) for (p, m, n, ppn, size, spec) in self.times
+        return [SimPoint(p, n, ppn, size, spec, collective) for (p, m, n, ppn, size, spec, collective) in self.times
                 if p == platform and m == model]
 
     def put(self, point: SimPoint, seconds: float) -> None:
@@ -117,6 +134,6 @@ def run_points(points: list[SimPoint], cache: SimCache, scheduler: str | None = 
             raise error
         cache.put(point, seconds)
         results[point] = seconds
-        log(f"simulated {point.platform} P={point.nprocs} S={units.text(point.size)} {point.spec}: "
+        log(f"simulated {point.platform} P={point.nprocs} S={units.text(point.size)} {point.collective} {point.spec}: "
             f"{seconds * 1e6:.1f} us ({len(results)}/{len(points)})")
     return results
