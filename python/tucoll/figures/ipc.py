@@ -11,7 +11,7 @@ from tucoll import sizes as units
 from tucoll.figures.core import Case, save
 
 
-IPC_SIZES = ("16", "256", "4K", "64K", "512K", "4M")
+IPC_SIZES = ("16", "256", "4K", "8K", "64K", "512K", "4M")
 IPC_SPECS = ("vendor", "ipc", "ipc:copy=kernel", "ipc:copy=memcpy", "ipc:overlap=0", "staged", "spreadout", "pairwise")
 IPC_RUNS = {"thetagpu-like": (8, 16, 32, 64, 128), "lassen-like": (4, 8, 16, 32, 64)}
 
