@@ -27,6 +27,9 @@ class Build:
     mpiexec: str
     numproc_flag: str
     mpiexec_flags: list[str]
+    # A SimGrid build whose simulator charges messages on declared device memory
+    # (sim/simgrid-patches/smpi-device-messages.patch); False for others and for MPI builds.
+    smpi_device_memory: bool = False
 
     @classmethod
     def find(cls, build_dir: str | os.PathLike | None = None) -> "Build":
@@ -41,6 +44,7 @@ class Build:
             mpiexec=info["mpiexec"],
             numproc_flag=info["mpiexec_numproc_flag"] or "-n",
             mpiexec_flags=shlex.split(info["mpiexec_flags"].replace(";", " ")),
+            smpi_device_memory=info.get("smpi_device_memory", "").upper() in ("1", "ON", "TRUE", "YES"),
         )
 
     def binary(self, name: str) -> Path:

@@ -86,6 +86,21 @@ def test_ipc_copies_on_a_simulated_gpu_cluster():
     assert (rows["ok"] == "1").all() and rows["path"].str.contains("ipc sim").all(), rows
 
 
+def test_a_simgrid_without_device_memory_refuses_a_platform_that_charges_it():
+    # A SimGrid without sim/simgrid-patches/smpi-device-messages.patch (Spack's) would simulate
+    # thetagpu-like's device costs as nothing, under a fingerprint that says otherwise.
+    from dataclasses import replace
+
+    from tucoll import sim as simulation
+
+    build = replace(simulation.sim_build(str(SIM_BUILD)), smpi_device_memory=False)
+    run = simulation.SimRun(Platform.load("thetagpu-like"), 8, 8, "sequential", "ompi",
+                            ["alltoall", "--size", "16"], shared_buffers=False, check=False)
+    with pytest.raises(simulation.SimError, match="smpi-device-messages.patch"):
+        simulation.run_simulation(build, run)
+    assert simulation.sim_build(str(SIM_BUILD)).smpi_device_memory  # the project's own SimGrid has it
+
+
 def test_ipc_copies_cost_what_the_cuda_backend_spends():
     # On a GPU platform as the cuda backend copies: the copy kernel launched once per call for
     # every block, self included; the copy engine once per block. Everything else the two

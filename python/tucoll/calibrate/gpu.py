@@ -35,11 +35,13 @@ def why_not(row) -> str | None:
         return "an application or a non-uniform distribution: the models are for uniform blocks"
     if any(a not in SPECS for a in algorithms):
         return "NCCL, MVAPICH2-GDR, Spectrum MPI or an unnamed baseline: another library, not simulated"
+    if not row["nprocs"]:
+        return "no P or block size given"
     if row["quantity"] == "crossover":
         return None
     if row["quantity"] not in ("time", "time_ratio") and row["unit"] not in ("us", "% time saved"):
         return "a trend or an ideal parameter, not a time"
-    if not row["nprocs"] or not (row["block_bytes"] or row["unit"] == "us"):
+    if not (row["block_bytes"] or row["unit"] == "us"):  # a time without a size: the smallest block
         return "no P or block size given"
     nprocs, size = int(row["nprocs"]), units.parse(row["block_bytes"] or str(SMALL))
     if nprocs * nprocs * size > MAX_BYTES_IN_FLIGHT:
@@ -104,6 +106,8 @@ def gpu_table(table: pd.DataFrame, cache: SimCache) -> tuple[pd.DataFrame, pd.Da
             left.append({"set": row["set"], "id": row["id"], "why": reason})
             continue
         value, how = evaluate(row, {p: cache.get(p) for p in needed})
+        if not all(cache.current(p) for p in needed):
+            how += " (earlier library sources)"
         published = float(row["value"])
         held.append({"set": row["set"], "id": row["id"], "P": row["nprocs"], "S": row["block_bytes"] or "-",
                      "published": published, "unit": row["unit"], "simulated": value,

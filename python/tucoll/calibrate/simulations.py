@@ -56,7 +56,7 @@ def simulate_point(point: SimPoint, build_dir: str | None = None) -> float:
         return float(rows["median_us"].iloc[0]) * 1e-6
     # One warm-up call: the first on a communicator sets up what a program pays once (the ipc
     # exchange splits off its node's communicator and agrees on a backend).
-    run = sim.SimRun(platform, point.nprocs, point.ppn, "block", platform.vendor,
+    run = sim.SimRun(platform, point.nprocs, point.ppn, "sequential", platform.vendor,
                      [point.collective, "--alg", point.spec, "--size", str(point.size), "--warmup", "1", "--format",
                       "csv"], shared_buffers=True, check=False)
     proc = sim.simulate(build, run, force=True)

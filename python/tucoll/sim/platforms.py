@@ -51,8 +51,9 @@ class Platform:
         options = self.options()
         for patch in sorted((REPO_ROOT / "sim" / "simgrid-patches").glob("*.patch")):
             text = patch.read_bytes()
-            # A patch whose header says it is inert unless some options are set changes no time
-            # on a platform that sets none of them (adding one must not re-key every simulation).
+            # A patch whose header says, on one line, that it is inert unless some options are set
+            # changes no time on a platform that sets none of them (adding one must not re-key
+            # every simulation).
             inert = re.search(rb"^Inert unless a platform sets: (.+)$", text, re.MULTILINE)
             if inert and not {o.strip() for o in inert.group(1).decode().split(",")} & options.keys():
                 continue

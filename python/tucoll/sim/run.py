@@ -51,6 +51,10 @@ def concurrent_flows(collective: str, spec: str, nprocs: int, ppn: int | None = 
 def run_simulation(build: Build, run: SimRun, timeout: float | None = None) -> subprocess.CompletedProcess:
     if build.mpi_flavor != "smpi":
         raise SimError(f"{build.root} is not a SimGrid build: run `make sim-build` and pass --build-dir build-sim")
+    device_costs = [k for k in ("smpi/device-os", "smpi/device-or") if run.platform.options().get(k)]
+    if device_costs and not build.smpi_device_memory:
+        raise SimError(f"{run.platform.name} sets {', '.join(device_costs)}, which the SimGrid of {build.root} cannot "
+                       "charge (sim/simgrid-patches/smpi-device-messages.patch): rebuild it with `make sim-build`")
     with tempfile.TemporaryDirectory(prefix="tucoll-sim-") as tmp:
         hostfile = Path(tmp) / "hostfile"
         hostfile.write_text("\n".join(hostfile_lines(run.platform, run.nprocs, run.ppn, run.mapping)) + "\n")
