@@ -9,33 +9,35 @@
 #endif
 
 namespace tucoll::bench {
+namespace {
 
-bool buffers_shared() {
+// Whether `tucoll sim` set the environment variable `name` to 1 (always false outside SMPI).
+bool sim_flag(const char *name) {
 #ifdef TUCOLL_SIMULATION
-    static const bool shared = [] {
-        const char *text = std::getenv("TUCOLL_SIM_SHARED_BUFFERS");
-        return text != nullptr && std::strcmp(text, "1") == 0;
-    }();
-    return shared;
+    const char *text = std::getenv(name);
+    return text != nullptr && std::strcmp(text, "1") == 0;
 #else
+    (void)name;
     return false;
 #endif
 }
 
+#ifdef TUCOLL_SMPI_DEVICE_MEMORY
 // On a simulated GPU platform the simulated ranks are GPUs and the benchmark's buffers stand for
 // their memory (`tucoll sim` sets TUCOLL_SIM_DEVICE_BUFFERS=1): they are declared to SMPI as device
 // memory, whose messages cost what the platform says a GPU-aware MPI adds to them
 // (sim/simgrid-patches/smpi-device-messages.patch). What the library allocates stays host memory.
 bool buffers_on_device() {
-#ifdef TUCOLL_SIMULATION
-    static const bool device = [] {
-        const char *text = std::getenv("TUCOLL_SIM_DEVICE_BUFFERS");
-        return text != nullptr && std::strcmp(text, "1") == 0;
-    }();
+    static const bool device = sim_flag("TUCOLL_SIM_DEVICE_BUFFERS");
     return device;
-#else
-    return false;
+}
 #endif
+
+}  // namespace
+
+bool buffers_shared() {
+    static const bool shared = sim_flag("TUCOLL_SIM_SHARED_BUFFERS");
+    return shared;
 }
 
 void *buffer_allocate(size_t bytes) {

@@ -12,7 +12,6 @@ namespace tucoll::bench {
 void *buffer_allocate(size_t bytes);
 void buffer_release(void *ptr, size_t bytes);
 bool buffers_shared();
-bool buffers_on_device();
 
 template <class T>
 struct BufferAllocator {

@@ -11,8 +11,8 @@
 // which gives seed 002's kernel/memcpy crossover.
 //
 // On a CPU platform the real exchange copies by cross-memory attach (ipc/host.cpp), whose cost per
-// system call has no source here yet: a put is charged per block at the engine's figures below,
-// as before GPU platforms had costs of their own, so that the sweeps simulated that way stay valid.
+// system call has no source here yet. Until one has, a put there is still charged per block at the
+// engine figures below (a GPU's, the defaults), which the CPU platforms' sweeps were simulated with.
 //
 // On a GPU platform the simulated ranks are GPUs, and the copies `staged` makes between their
 // buffers and host memory cross the GPU's link to the host (PCIe, or NVLink to the CPU):

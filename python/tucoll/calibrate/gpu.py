@@ -28,9 +28,14 @@ CROSSOVER_SIZES = tuple(2 ** k for k in range(14, 23))  # 16 KiB to 4 MiB
 MAX_BYTES_IN_FLIGHT = 2 << 30
 
 
+def _algorithms(row) -> list[str]:
+    """The seed's algorithms a row compares ("a/b" for a ratio, "a vs b" for a crossover)."""
+    return row["algorithms"].replace(" vs ", "/").split("/")
+
+
 def why_not(row) -> str | None:
     """Why a seed row of a GPU machine is not held against simulation, or None when it is."""
-    algorithms = row["algorithms"].replace(" vs ", "/").split("/")
+    algorithms = _algorithms(row)
     if row["workload"] != "osu_alltoall":
         return "an application or a non-uniform distribution: the models are for uniform blocks"
     if any(a not in SPECS for a in algorithms):
@@ -57,10 +62,9 @@ def _point(row, spec: str, size: int | None = None) -> SimPoint:
 
 def points(row) -> list[SimPoint]:
     """The simulations a held GPU row needs."""
-    algorithms = row["algorithms"].replace(" vs ", "/").split("/")
     if row["quantity"] == "crossover":
-        return [_point(row, a, size) for a in algorithms for size in CROSSOVER_SIZES]
-    return [_point(row, a) for a in algorithms]
+        return [_point(row, a, size) for a in _algorithms(row) for size in CROSSOVER_SIZES]
+    return [_point(row, a) for a in _algorithms(row)]
 
 
 def evaluate(row, times: dict[SimPoint, float]) -> tuple[float, str]:
@@ -75,7 +79,7 @@ def evaluate(row, times: dict[SimPoint, float]) -> tuple[float, str]:
             return float(max(ahead) if ahead else 0), f"simulated on {platform}, kernel ahead up to"
         ahead = [s for s in CROSSOVER_SIZES if memcpy[s] < kernel[s]]
         return float(min(ahead) if ahead else 0), f"simulated on {platform}, memcpy ahead from"
-    algorithms = row["algorithms"].split("/")
+    algorithms = _algorithms(row)
     values = [times[_point(row, a)] for a in algorithms]
     how = f"simulated on {platform}: " + ", ".join(f"{SPECS[a]} {v * 1e6:.1f} us" for a, v in zip(algorithms, values))
     if row["unit"] == "% time saved":

@@ -41,10 +41,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if validation is not None:
         console.print("\n[bold]closed forms against simulation[/bold] (simulated)")
         console.print(validation.to_string(index=False, float_format="%.4g"), markup=False, highlight=False)
+    published = calibrate.seeds()
     if args.validate:  # seed 002's GPU machines: one node's MPI_Alltoall simulates in seconds
-        calibrate.run_points(calibrate.gpu_points(calibrate.seeds()), cache, scheduler=args.scheduler,
+        calibrate.run_points(calibrate.gpu_points(published), cache, scheduler=args.scheduler,
                              workers=args.workers, build_dir=args.build_dir, log=console.print)
-    gpu = calibrate.gpu_table(calibrate.seeds(), cache)
+    gpu = calibrate.gpu_table(published, cache)
     console.print("\n[bold]GPU machines[/bold] (simulated outright; nothing fitted)")
     console.print(gpu[0].to_string(index=False, float_format="%.4g") if len(gpu[0]) else "nothing simulated yet",
                   markup=False, highlight=False)
