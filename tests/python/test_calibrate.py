@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -31,6 +31,10 @@ def test_the_fit_reproduces_the_fit_sets_times_and_nothing_is_fitted_on_the_chec
     # The one-node model runs events, so its time steps where two events trade places; a fitted
     # value can sit on such a step, and the platform's 9 digits land on either side of it.
     assert stepped["after / published"].tolist() == pytest.approx([1.0] * len(stepped), rel=1e-3)
+    # Seed 000's radix trends (Fig. 7) are held at its P, each from the models.
+    trends = held[held["id"].str.contains("radix")]
+    assert len(trends) == 6 and (trends["P"] == "2048").all()
+    assert trends["how"].str.startswith("one-node model at P = 2048").all()
     # Changing a check-set value moves no parameter.
     table = calibrate.seeds()
     moved = table.copy()
@@ -76,6 +80,43 @@ def test_every_parameter_has_a_source_and_the_tuna_time_pins_only_the_piece_cost
             {k: v for k, v in before[name].items() if k != "copy_piece"}
 
 
+def test_radix_trends_read_the_ideal_radix_by_block_size():
+    polaris = calibrate.models(calibrated=True)["polaris"]
+    radices = calibrate.ideal_radices(64)  # 2 .. 32
+
+    def model_with(ideal: dict[int, int]) -> calibrate.Model:
+        class Stub(calibrate.Model):
+            def ideal_radix(self, nprocs, size):
+                return ideal[size]
+        return Stub(**{f.name: getattr(polaris, f.name) for f in fields(polaris)})
+
+    sizes = calibrate.CROSSOVER_SIZES
+    rising = model_with({s: radices[0] if s <= 512 else (8 if s < 16384 else radices[-1]) for s in sizes})
+    assert rising.radix_trend(64, "radix_rises_upto") == 512
+    assert rising.radix_trend(64, "radix_falls_above") == 8192
+    flat = model_with({s: 8 for s in sizes})
+    assert flat.radix_trend(64, "radix_rises_upto") == 0
+    assert flat.radix_trend(64, "radix_falls_above") == math.inf
+    largest = model_with({s: radices[-1] for s in sizes})
+    assert largest.radix_trend(64, "radix_falls_above") == 0
+
+
+def test_the_round_cost_that_makes_the_smallest_radix_best():
+    polaris = calibrate.models(calibrated=True)["polaris"]
+    nprocs, blocks = 1024, calibrate.Blocks.uniform(16)
+    radices = calibrate.ideal_radices(nprocs)
+    extra = polaris.round_cost_for_smallest_radix(nprocs, 16)
+    assert extra > 0
+
+    def with_rounds(radix: int, cost: float) -> float:
+        return calibrate.tuna_time(polaris.mech, nprocs, 32, blocks, radix) + \
+            len(calibrate.tuna_rounds(nprocs, radix)) * cost
+
+    # With that much more per round, r = 2 is the best; with a little less, it is not.
+    assert min(radices, key=lambda r: (with_rounds(r, extra * 1.0001), r)) == 2
+    assert min(radices, key=lambda r: (with_rounds(r, extra * 0.99), r)) != 2
+
+
 def test_shift_loads():
     torus = calibrate.Topology("TORUS", (8, 8, 8))
     assert torus.shift_load(512, 1) == 1 and torus.shift_load(512, 3) == 3 and torus.shift_load(512, 6) == 2
@@ -118,7 +159,7 @@ def test_the_closed_forms_take_the_seeds_uniform_blocks():
 
 
 def test_tunas_one_node_model_adds_up_a_rank_alone_and_overlaps_ranks_across_the_interface():
-    from dataclasses import replace
+    from dataclasses import fields, replace
     m = calibrate.Mechanisms.of(sim.Platform.load("polaris-calibrated"))
     blocks = calibrate.Blocks.uniform(16)
     # One node: every rank's phases run alike, each its overheads, copies and the loopback.

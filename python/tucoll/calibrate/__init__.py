@@ -30,16 +30,16 @@ from tucoll.calibrate.model import (Blocks, Mechanisms, Phase, Topology, allredu
                                     fit_parameter, fit_tuna_parameter, queue_walk, tuna_lower_bound, tuna_phases,
                                     tuna_rounds, tuna_time, vendor_time)
 from tucoll.calibrate.report import DOC, parameters_table, write_doc
-from tucoll.calibrate.seeds import (CACHE, MACHINE_LIST, OPTIONS, SEEDS, SIMGRID_OPTIONS, Machine, Model,
+from tucoll.calibrate.seeds import (CACHE, CROSSOVER_SIZES, MACHINE_LIST, OPTIONS, SEEDS, SIMGRID_OPTIONS, Machine, Model,
                                     Parameter, calibration_table,
-                                    closed_form, fit, models, ratio_by_p, seeds, validation_points,
+                                    closed_form, fit, ideal_radices, models, ratio_by_p, seeds, validation_points,
                                     validation_table, write_platforms)
 from tucoll.calibrate.simulations import SimCache, SimPoint, run_points, simulate_point
 
-__all__ = ["CACHE", "DOC", "MACHINE_LIST", "OPTIONS", "REPO_ROOT", "SEEDS", "SIMGRID_OPTIONS", "Blocks", "HereFit", "Machine",
+__all__ = ["CACHE", "CROSSOVER_SIZES", "DOC", "MACHINE_LIST", "OPTIONS", "REPO_ROOT", "SEEDS", "SIMGRID_OPTIONS", "Blocks", "HereFit", "Machine",
            "Mechanisms", "Model", "Parameter", "Phase", "SimCache", "SimPoint", "Topology", "allreduce_steps",
            "allreduce_time", "best_tuna", "calibration_table", "closed_form", "fit", "fit_here",
-           "fit_parameter", "fit_tuna_parameter", "gpu_points", "gpu_table", "here_specs", "here_table", "measure_here", "models",
+           "fit_parameter", "fit_tuna_parameter", "gpu_points", "gpu_table", "here_specs", "here_table", "ideal_radices", "measure_here", "models",
            "parameters_table", "probe_here", "queue_walk", "ratio_by_p", "run_points", "seeds", "simulate_point",
            "tuna_lower_bound", "tuna_phases", "tuna_rounds", "tuna_time", "validation_points", "validation_table", "vendor_time", "write_doc",
            "write_here_platform", "write_platforms"]

@@ -12,8 +12,8 @@ import pandas as pd
 from tucoll import sim
 from tucoll import sizes as units
 from tucoll.build import REPO_ROOT
-from tucoll.calibrate.model import (Blocks, Mechanisms, Topology, best_tuna, fit_parameter, fit_tuna_parameter, tuna_time,
-                                    vendor_time)
+from tucoll.calibrate.model import (Blocks, Mechanisms, Topology, best_tuna, fit_parameter, fit_tuna_parameter,
+                                    tuna_rounds, tuna_time, vendor_time)
 from tucoll.calibrate import gpu
 from tucoll.calibrate.simulations import SimCache, SimPoint
 
@@ -238,6 +238,9 @@ def ideal_radices(nprocs: int) -> tuple[int, ...]:
 
 
 CROSSOVER_SIZES = tuple(2 ** k for k in range(4, 17))  # 16 B to 64 KiB
+# Seed 000's radix trends (V-A, Fig. 7: "consistent across all process counts", shown at P = 2048).
+TREND_QUANTITIES = ("ideal_radix", "radix_rises_upto", "radix_falls_above")
+TREND_NPROCS = 2048  # the P of Fig. 7, where the rows of these trends are held
 CROSSOVER_NPROCS = 8192  # where the seed quotes its numbers (V-A, Fig. 8)
 
 
@@ -257,16 +260,56 @@ class Model:
         """TuNA with its ideal radix in the one-node model: (seconds, radix)."""
         return best_tuna(self.mech, nprocs, self.ppn, Blocks.uniform(size), ideal_radices(nprocs))
 
-    def tuna_simulated(self, nprocs: int, size: int) -> tuple[float, int, bool] | None:
-        """The best simulated TuNA the cache holds at this P and size (seconds, radix, whether
-        simulated with the current library sources), if any."""
+    def simulated_tunas(self, nprocs: int, size: int) -> list[tuple[float, int, bool]]:
+        """Every simulated TuNA the cache holds at this P and size: (seconds, radix, whether
+        simulated with the current library sources)."""
         if self.cache is None:
-            return None
-        found = [(self.cache.get(p), int(p.spec.split("=")[1]), self.cache.current(p))
-                 for p in self.cache.points(self.platform.name)
-                 if p.collective == "alltoallv" and p.nprocs == nprocs and p.ppn == self.ppn and p.size == size
-                 and p.spec.startswith("tuna:radix=")]
+            return []
+        return [(self.cache.get(p), int(p.spec.split("=")[1]), self.cache.current(p))
+                for p in self.cache.points(self.platform.name)
+                if p.collective == "alltoallv" and p.nprocs == nprocs and p.ppn == self.ppn and p.size == size
+                and p.spec.startswith("tuna:radix=")]
+
+    def tuna_simulated(self, nprocs: int, size: int) -> tuple[float, int, bool] | None:
+        """The best of simulated_tunas, if any."""
+        found = self.simulated_tunas(nprocs, size)
         return min(found) if found else None
+
+    def ideal_radix(self, nprocs: int, size: int) -> int:
+        return self.tuna(nprocs, size)[1]
+
+    def radix_trend(self, nprocs: int, quantity: str) -> float:
+        """Seed 000's Fig. 7 trends in the one-node model at `nprocs`, over CROSSOVER_SIZES:
+        `radix_rises_upto`, the largest size up to which the smallest radix is the best at every
+        size (0: not even at the first); `radix_falls_above`, the largest size above which the
+        largest radix is the best at every size (inf: not even at the last)."""
+        radices = ideal_radices(nprocs)
+        if quantity == "radix_rises_upto":  # from the smallest size up, while the smallest radix is best
+            upto = 0
+            for size in CROSSOVER_SIZES:
+                if self.ideal_radix(nprocs, size) != radices[0]:
+                    break
+                upto = size
+            return float(upto)
+        # From the largest size down, while the largest radix is best.
+        for i in range(len(CROSSOVER_SIZES) - 1, -1, -1):
+            if self.ideal_radix(nprocs, CROSSOVER_SIZES[i]) != radices[-1]:
+                return float(CROSSOVER_SIZES[i]) if i < len(CROSSOVER_SIZES) - 1 else math.inf
+        return 0.0
+
+    def round_cost_for_smallest_radix(self, nprocs: int, size: int) -> float:
+        """How much more every round of TuNA would have to cost (seconds) for the smallest radix
+        to be the best at this P and size in the one-node model: where a round's cost is the same
+        at every radix, radix r beats 2 by t_2 - t_r with n_r - n_2 more rounds."""
+        blocks, radices = Blocks.uniform(size), ideal_radices(nprocs)
+        first = tuna_time(self.mech, nprocs, self.ppn, blocks, radices[0])
+        rounds = len(tuna_rounds(nprocs, radices[0]))
+        need = 0.0
+        for radix in radices[1:]:
+            more = len(tuna_rounds(nprocs, radix)) - rounds
+            if more > 0:
+                need = max(need, (first - tuna_time(self.mech, nprocs, self.ppn, blocks, radix)) / more)
+        return need
 
     def crossover(self, nprocs: int) -> int | None:
         """The largest block size of CROSSOVER_SIZES up to which TuNA is ahead of the vendor."""
@@ -294,6 +337,8 @@ def why_not(row) -> str | None:
         return "an application or a non-uniform distribution: the models are for uniform blocks"
     if row["quantity"] == "crossover" and row["algorithms"] == "tuna vs vendor":
         return None
+    if row["quantity"] in TREND_QUANTITIES and row["algorithms"] == "tuna" and row["nprocs"]:
+        return None
     if row["quantity"] not in ("time", "time_ratio"):
         return "a trend or an ideal parameter, not a time"
     if row["algorithms"] not in ("vendor", "tuna", "vendor/tuna"):
@@ -308,6 +353,8 @@ def evaluate(row, model: Model) -> tuple[float, str]:
     if row["quantity"] == "crossover":
         s = model.crossover(CROSSOVER_NPROCS)
         return float(s or 0), f"models at P = {CROSSOVER_NPROCS}"
+    if row["quantity"] in TREND_QUANTITIES:
+        return _trend(row, model)
     nprocs, size = int(row["nprocs"]), units.parse(row["block_bytes"])
     if row["algorithms"] == "vendor":
         return model.vendor(nprocs, size) / _seconds_of(row) * float(row["value"]), "closed form"
@@ -320,6 +367,20 @@ def evaluate(row, model: Model) -> tuple[float, str]:
     if row["algorithms"] == "tuna":
         return tuna / _seconds_of(row) * float(row["value"]), how
     return model.vendor(nprocs, size) / tuna, how + "; vendor closed form"
+
+
+def _trend(row, model: Model) -> tuple[float, str]:
+    nprocs = int(row["nprocs"])
+    if row["quantity"] in ("radix_rises_upto", "radix_falls_above"):
+        sizes = f"{units.text(CROSSOVER_SIZES[0], long=True)} to {units.text(CROSSOVER_SIZES[-1], long=True)}"
+        return model.radix_trend(nprocs, row["quantity"]), f"one-node model at P = {nprocs}, {sizes}"
+    size = units.parse(row["block_bytes"])
+    how = f"one-node model at P = {nprocs}, {units.text(size, long=True)}"
+    simulated = model.simulated_tunas(nprocs, size)
+    if simulated:
+        tried = ", ".join(str(radix) for radix in sorted({radix for _, radix, _ in simulated}))
+        how += f"; simulated, of r = {tried}: r = {min(simulated)[1]}"
+    return float(model.ideal_radix(nprocs, size)), how
 
 
 RATIO_NPROCS = (256, 512, 1024, 2048, 4096, 8192, 16384)
