@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 import shlex
@@ -16,6 +18,18 @@ PATTERN_DIR = DATA_DIR / "patterns"
 
 # Open MPI refuses to start as root without these; they change nothing for other users.
 LAUNCH_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+@functools.lru_cache(maxsize=1)
+def sources_fingerprint() -> str:
+    """The library's sources (src/, include/), which its programs and simulated algorithms are
+    compiled from: stored beside simulated and measured times, so that a time from earlier sources
+    is known as such."""
+    digest = hashlib.sha256()
+    for path in sorted(p for d in ("src", "include") for p in (REPO_ROOT / d).rglob("*") if p.is_file()):
+        digest.update(path.relative_to(REPO_ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 # Columns kept as text even when they look numeric ("radix=4", "1", "-").
-TEXT_COLUMNS = {"params": str, "ok": str, "path": str, "requested": str, "chosen": str, "failed": str, "model": str}
+TEXT_COLUMNS = {"params": str, "ok": str, "path": str, "requested": str, "chosen": str, "failed": str, "model": str,
+                "sources": str}
 
 
 @contextmanager

@@ -26,7 +26,7 @@ from tucoll import bench, native, sim, store
 from tucoll import sizes as units
 from tucoll.bench import BenchError, BenchRun, run_bench
 from tucoll.bench import registry as bench_registry
-from tucoll.build import Build
+from tucoll.build import Build, sources_fingerprint
 
 # Max block sizes S of seed 003's benchmark: 31 levels from 2 B to 64 KiB (the powers of two and
 # the points half-way between them on a log scale, 3 * 2^k).
@@ -296,6 +296,7 @@ class Sweep:
         rows["wall_s"] = round(outcome.wall, 2)
         rows["failed"] = outcome.failed
         rows["model"] = self.target.model
+        rows["sources"] = sources_fingerprint()  # the library's, which the build compiled
         store.append(self.dataset, rows)
         return len(rows)
 

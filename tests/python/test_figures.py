@@ -105,6 +105,33 @@ def test_a_changed_machine_model_is_simulated_again(store, monkeypatch):
     assert figures.selection(figures.load_store(), [case]).empty
 
 
+def test_rows_from_earlier_library_sources_are_plotted_counted_and_refreshed_on_demand(store, monkeypatch):
+    from tucoll.figures import core
+
+    case = figures.Case("polaris-like", 64, "alltoallv", ("vendor", "tuna:radix=2"), sizes=("16",))
+    older = fake_rows(case, [10.0, 5.0]).assign(sources="an-older-one")
+    figures.append_rows(older.iloc[:1])  # vendor: simulated before a change to src/
+    monkeypatch.setattr(core, "sources_fingerprint", lambda: "the-current-one")
+    figures.append_rows(fake_rows(case, [10.0, 5.0]).iloc[1:].assign(sources="the-current-one"))
+    stored = figures.load_store()
+    vendor, tuna = case.keys()
+    # Plotted and counted; simulated again only when asked for.
+    assert {vendor, tuna} <= figures.done_keys(stored)
+    assert figures.done_keys(stored, current_only=True) == {tuna}
+    assert "1 of 2 rows were simulated with earlier library sources" in figures.earlier_sources(
+        figures.selection(stored, [case]))
+    # The vendor simulated again: its last row wins, and nothing is from earlier sources any more.
+    figures.append_rows(fake_rows(case, [12.0, 5.0]).iloc[:1].assign(sources="the-current-one"))
+    data = figures.selection(figures.load_store(), [case])
+    assert len(data) == 2 and data.set_index("requested").loc["vendor", "median_us"] == 12.0
+    assert figures.earlier_sources(data) == ""
+    assert figures.done_keys(figures.load_store(), current_only=True) == {vendor, tuna}
+    # Rows from before the store kept sources are never taken as current.
+    legacy = fake_rows(figures.Case("polaris-like", 128, "alltoallv", ("vendor",), sizes=("16",)), [20.0])
+    figures.append_rows(legacy)
+    assert "from before the store kept them" in figures.earlier_sources(figures.load_store())
+
+
 def test_radix_trend_plot_from_stored_rows(store):
     cases = [figures.Case(p, 1024, "alltoallv", figures.tuna_specs(1024), sizes=(s,))
              for p in ("polaris-like", "fugaku-like") for s in ("16", "16K")]

@@ -3,8 +3,6 @@ Dask cluster and cached under the model's fingerprint."""
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +11,7 @@ import pandas as pd
 
 from tucoll import sim, store
 from tucoll import sizes as units
-from tucoll.build import REPO_ROOT
+from tucoll.build import REPO_ROOT, sources_fingerprint
 
 
 # ------------------------------------------------------------------------- simulations
@@ -29,20 +27,6 @@ class SimPoint:
     size: int
     spec: str
     collective: str = "alltoallv"
-
-
-@functools.lru_cache(maxsize=1)
-def sources_fingerprint() -> str:
-    """The library's sources, which the simulated algorithms are compiled from."""
-    digest = hashlib.sha256()
-    _digest_files(digest, sorted(p for d in ("src", "include") for p in (REPO_ROOT / d).rglob("*") if p.is_file()))
-    return digest.hexdigest()[:12]
-
-
-def _digest_files(digest, paths: list[Path]) -> None:
-    for path in paths:
-        digest.update(path.relative_to(REPO_ROOT).as_posix().encode())
-        digest.update(path.read_bytes())
 
 
 def simulate_point(point: SimPoint, build_dir: str | None = None) -> float:

@@ -90,7 +90,7 @@ def cmd_figure(args: argparse.Namespace) -> int:
         if not args.plot_only:
             # Plain flushed lines: progress must show when the output goes to a log file.
             figures.run_figure(build, fig, args.timeout, lambda text: print(text, flush=True),
-                               set(args.np) if args.np else None, args.scheduler, args.workers)
+                               set(args.np) if args.np else None, args.scheduler, args.workers, args.refresh)
         out, summary = figures.render(fig, registry)
         console.print(f"[bold]{fig.title}[/bold] -> {out.relative_to(sim.REPO_ROOT)} (simulated times)")
         console.print(summary, markup=False, highlight=False)
@@ -104,6 +104,9 @@ def add_figure(sub) -> None:
                     "then writes docs/figures/NAME.png and prints a summary. Uses the SimGrid build."), SIMGRID_BUILD)
     fg.add_argument("names", nargs="+", help="figure names, `all`, or `list`")
     fg.add_argument("--plot-only", action="store_true", help="plot from the stored results, simulate nothing")
+    fg.add_argument("--refresh", action="store_true",
+                    help="also simulate again what the store holds from earlier library sources (src/, include/); "
+                         "without it those rows are plotted and counted in the summary")
     fg.add_argument("--timeout", type=float, help="give up on one simulation after this many seconds")
     fg.add_argument("--np", type=rank_list,
                     help="simulate only the cases at these numbers of ranks (comma-separated), e.g. to split a "

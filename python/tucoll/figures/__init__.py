@@ -8,7 +8,8 @@ serves the TuNA-vs-vendor figure).
 """
 
 from tucoll.build import REPO_ROOT
-from tucoll.figures.core import (FIGURE_DIR, KEY, STORE, Case, Figure, append_rows, done_keys, load_store, render,
+from tucoll.figures.core import (FIGURE_DIR, KEY, STORE, Case, Figure, append_rows, done_keys, earlier_sources,
+                                 load_store, render,
                                  reuse_sweep_rows, run_figure, selection, simulate_case, size_bytes, store_output)
 from tucoll.figures.auto_check import auto_cases, plot_auto
 from tucoll.figures.hierarchical import hier_cases, plot_hier
@@ -19,7 +20,7 @@ from tucoll.figures.tuna import plot_radix_trends, plot_vendor, radix_trend_case
 
 
 FIGURES = {f.name: f for f in [
-    Figure("radix-trends", "TuNA radix trends at P = 1024 and 4096 (seed 000 Fig. 7)", radix_trend_cases, plot_radix_trends),
+    Figure("radix-trends", "TuNA radix trends at P = 1024 and 4096, and at 2048 calibrated (seed 000 Fig. 7)", radix_trend_cases, plot_radix_trends),
     Figure("tuna-vs-vendor", "TuNA (best radix) vs vendor alltoallv over P (seed 000 Figs. 8-9)", vendor_cases,
            plot_vendor),
     Figure("hierarchical", "coalesced vs staggered hierarchical TuNA (seed 000 Figs. 10, 13)", hier_cases, plot_hier),
@@ -32,5 +33,5 @@ FIGURES = {f.name: f for f in [
 ]}
 
 __all__ = ["FIGURES", "FIGURE_DIR", "KEY", "REPO_ROOT", "STORE", "Case", "Figure", "append_rows", "done_keys",
-           "load_store", "plot_radix_trends", "plot_sparbit", "render", "reuse_sweep_rows", "run_figure", "selection",
+           "earlier_sources", "load_store", "plot_radix_trends", "plot_sparbit", "render", "reuse_sweep_rows", "run_figure", "selection",
            "simulate_case", "size_bytes", "store_output", "tuna_specs"]

@@ -19,7 +19,7 @@ import pandas as pd  # noqa: E402
 
 from tucoll import bench, sim, store  # noqa: E402
 from tucoll import sizes as units  # noqa: E402
-from tucoll.build import REPO_ROOT, Build  # noqa: E402
+from tucoll.build import REPO_ROOT, Build, sources_fingerprint  # noqa: E402
 
 
 FIGURE_DIR = REPO_ROOT / "docs" / "figures"
@@ -28,7 +28,11 @@ STORE = FIGURE_DIR / "data" / "simulated.csv"
 # The columns that identify one simulated measurement in the store.
 # requested_size is the size asked for in bytes (-1 for workloads without one, such as a matrix);
 # model is the platform's fingerprint (sim.Platform.fingerprint): a changed machine model is
-# simulated again, and only its current rows are plotted.
+# simulated again, and only its current rows are plotted. Beside the key, `sources` keeps the
+# library sources each row was simulated with (build.sources_fingerprint; empty: from before it was
+# kept). A change to src/ rarely moves a figure and re-simulating them all takes hours, so rows from
+# earlier sources are plotted and counted in the summary, and `--refresh` simulates them again;
+# the last row of a key wins.
 KEY = ["platform", "nprocs", "ppn", "mapping", "collective", "workload", "requested_size", "requested", "model"]
 
 
@@ -105,7 +109,12 @@ def append_rows(rows: pd.DataFrame) -> None:
     store.append(STORE, rows)
 
 
-def done_keys(frame: pd.DataFrame) -> set[tuple]:
+def done_keys(frame: pd.DataFrame, current_only: bool = False) -> set[tuple]:
+    """The keys the store holds; with `current_only`, those whose last row was simulated with the
+    current library sources."""
+    if current_only and not frame.empty:
+        latest = frame.drop_duplicates(KEY, keep="last")
+        frame = latest[latest.get("sources", pd.Series("", index=latest.index)) == sources_fingerprint()]
     return store.keys(frame, KEY)
 
 
@@ -147,7 +156,7 @@ def reuse_sweep_rows(case: Case, data: pd.DataFrame, done: set[tuple]) -> int:
         return 0
     rows = rows.assign(platform=case.platform, nprocs=case.nprocs, ppn=ppn, requested_size=rows["requested_size"].astype(int),
                        workload=[case.workload_label(spec) for spec in rows["requested"]],
-                       sim_wall_s=rows["wall_s"]).drop(columns=SWEEP_ONLY)
+                       sim_wall_s=rows["wall_s"], sources=rows.get("sources", "")).drop(columns=SWEEP_ONLY)
     append_rows(rows)
     return len(rows)
 
@@ -172,14 +181,16 @@ def store_output(case: Case, specs: list[str], sizes: list[str], stdout: str, wa
     rows["ppn"] = case.resolved_ppn()
     rows["model"] = sim.model_of(case.platform)
     rows["sim_wall_s"] = round(wall, 1)
+    rows["sources"] = sources_fingerprint()
     append_rows(rows)
     return len(rows)
 
 
 def run_figure(build: Build, figure: Figure, timeout: float | None, progress, nprocs: set[int] | None = None,
-               scheduler: str | None = None, workers: int | None = None) -> None:
+               scheduler: str | None = None, workers: int | None = None, refresh: bool = False) -> None:
     """Simulates the figure's missing cases (only those at `nprocs` ranks when given) in parallel
-    on a Dask cluster (tucoll.cluster), largest P first; stores each as it finishes."""
+    on a Dask cluster (tucoll.cluster), largest P first; stores each as it finishes. With `refresh`,
+    also what the store holds from earlier library sources."""
     cases = sorted((c for c in figure.cases(sim.registry(build)) if not nprocs or c.nprocs in nprocs),
                    key=lambda c: -c.nprocs)
     # Rows that depend on the table are labelled with tuning/default.json's fingerprint: refuse to
@@ -189,12 +200,15 @@ def run_figure(build: Build, figure: Figure, timeout: float | None, progress, np
         raise sim.SimError(f"{figure.name} labels auto's rows with tuning/default.json, but {stale}")
     from tucoll import cluster, sweep  # Dask, only where it is used
 
-    done = done_keys(load_store())
+    done = done_keys(load_store(), current_only=refresh)
     sweeps = {path: store.load(REPO_ROOT / path, sweep.KEY) for path in {c.reuse for c in cases if c.reuse}}
+    if refresh:  # a sweep's rows stand in only where they are as current as a simulation would be
+        sweeps = {path: data[data.get("sources", pd.Series("", index=data.index)) == sources_fingerprint()]
+                  for path, data in sweeps.items()}
     reused = sum(reuse_sweep_rows(c, sweeps[c.reuse], done) for c in cases if c.reuse)
     if reused:
         progress(f"[{figure.name}] {reused} rows taken from the sweeps' datasets")
-        done = done_keys(load_store())
+        done = done_keys(load_store(), current_only=refresh)
     pending = [c for c in cases if any(k not in done for k in c.keys())]
     progress(f"[{figure.name}] {len(cases) - len(pending)} of {len(cases)} simulations in the store, "
              f"{len(pending)} to run")
@@ -215,12 +229,25 @@ def run_figure(build: Build, figure: Figure, timeout: float | None, progress, np
 
 
 def selection(store: pd.DataFrame, cases: list[Case]) -> pd.DataFrame:
-    """The store's rows for exactly these cases."""
+    """The store's rows for exactly these cases, the last of each key."""
     if store.empty:
         return store
     wanted = {k for c in cases for k in c.keys()}
     mask = [k in wanted for k in store[KEY].itertuples(index=False, name=None)]
-    return store[mask].copy()
+    return store[mask].drop_duplicates(KEY, keep="last").copy()
+
+
+def earlier_sources(data: pd.DataFrame) -> str:
+    """A line on the rows of `data` simulated with earlier library sources (or not known to be
+    current), empty when there are none."""
+    sources = data.get("sources", pd.Series("", index=data.index)).fillna("")
+    earlier = int((sources != sources_fingerprint()).sum())
+    if not earlier:
+        return ""
+    unknown = int((sources == "").sum())
+    return (f"{earlier} of {len(data)} rows were simulated with earlier library sources"
+            + (f" ({unknown} from before the store kept them)" if unknown else "")
+            + "; `--refresh` simulates them again")
 
 
 # ------------------------------------------------------------------------------- drawing
@@ -239,4 +266,6 @@ def render(figure: Figure, registry: dict) -> tuple[Path, str]:
     if data.empty:
         raise sim.SimError(f"no simulated data for {figure.name} yet: run `tucoll figure {figure.name}`")
     out = FIGURE_DIR / f"{figure.name}.png"
-    return out, figure.plot(data, out)
+    summary = figure.plot(data, out)
+    note = earlier_sources(data)
+    return out, summary + (f"\n({note})" if note else "")
