@@ -28,11 +28,20 @@ LARGE_TREND_NPROCS = 4096
 LARGE_TREND_RADICES = (2, 4, 8, 16, 32, 64)
 
 
+# The seed's own P for Fig. 7, on the calibrated Polaris (docs/CALIBRATION.md holds its trends
+# there): every power-of-two radix below P, one simulation per radix and size (the largest radix
+# at 16 KiB is the longest, about half an hour here).
+CALIBRATED_TREND = ("polaris-calibrated", 2048)
+
+
 def radix_trend_cases(registry: dict) -> list[Case]:
+    calibrated, at = CALIBRATED_TREND
     return [Case(platform, 1024, "alltoallv", tuna_specs(1024), sizes=(size,))
             for platform in ("polaris-like", "fugaku-like") for size in TREND_SIZES] + \
            [Case("polaris-like", LARGE_TREND_NPROCS, "alltoallv", (spec,))
-            for spec in tuna_specs(LARGE_TREND_NPROCS, LARGE_TREND_RADICES)]
+            for spec in tuna_specs(LARGE_TREND_NPROCS, LARGE_TREND_RADICES)] + \
+           [Case(calibrated, at, "alltoallv", (spec,), sizes=(size,))
+            for size in TREND_SIZES for spec in tuna_specs(at, tuple(2 ** k for k in range(1, 11)))]
 
 
 def plot_radix_trends(data: pd.DataFrame, out: Path) -> str:
