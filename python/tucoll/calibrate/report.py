@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from tucoll import sim
+from tucoll import sizes as units
 from tucoll.build import REPO_ROOT
 from tucoll.calibrate import gpu
 from tucoll.calibrate.here import HERE_DOCS, HERE_NPROCS_PREDICT
@@ -129,13 +130,29 @@ def radix_trends(calibrated: dict, uncalibrated: dict) -> str:
                                 Blocks.uniform(size), (2,), published)
     refit = replace(polaris, mech=replace(polaris.mech, copy_piece=at_two))
     refit_time, refit_radix = refit.tuna(fit_p, size)
+
+    def trend(models_: dict, quantity: str) -> list[float]:
+        return [model.radix_trend(nprocs, quantity) for model in models_.values()]
+
+    def sizes(values: list[float]) -> str:  # the machines' sizes; 0 and inf: the trend at no size
+        text = ["no size" if v in (0, math.inf) else units.text(int(v), long=True) for v in values]
+        return " (Polaris) and ".join(text) + " (Fugaku)"
+
+    rises, falls = trend(calibrated, "radix_rises_upto"), trend(calibrated, "radix_falls_above")
+    neither = all(v == 0 for v in rises + trend(uncalibrated, "radix_rises_upto")) and \
+        all(v == math.inf for v in falls + trend(uncalibrated, "radix_falls_above"))
+    smallest = ("no block size up to 64 KiB at which the smallest radix is best" if all(v == 0 for v in rises)
+                else f"the smallest radix best up to {sizes(rises)}")
+    largest = ("none at which the largest is" if all(v == math.inf for v in falls)
+               else f"the largest best above {sizes(falls)}")
     return (
-        f"**The radix trends** (seed 000, Fig. 7 at P = {nprocs}; \"consistent across all process counts\") are "
-        "not reproduced, before calibration or after. The seed measured TuNA's time rising with the radix for "
+        f"**The radix trends** (seed 000, Fig. 7 at P = {nprocs}; \"consistent across all process counts\")"
+        + (" are not reproduced, before calibration or after." if neither else ".")
+        + " The seed measured TuNA's time rising with the radix for "
         "blocks up to 512 B (ideal r about 2) and falling with it above 8 KiB on Polaris and 32 KiB on "
         f"Fugaku (ideal r near P). The models find r = {polaris.ideal_radix(nprocs, size)} (Polaris) and "
-        f"r = {fugaku.ideal_radix(nprocs, size)} (Fugaku) best at {size} B, no block size up to 64 KiB at "
-        "which the smallest radix is best, and none at which the largest is; the simulations agree where "
+        f"r = {fugaku.ideal_radix(nprocs, size)} (Fugaku) best at {size} B, {smallest}, and {largest}; "
+        "the simulations agree where "
         "they ran (the check set's `how`; every radix at P = 2048 on calibrated Polaris: RESULTS.md §1). "
         "For r = 2 to be the best at 16 B, every round "
         f"of TuNA would have to cost {need['polaris']:.1f} us more on calibrated Polaris "
@@ -183,7 +200,7 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         f"**Where it stands.** The fit set is reproduced by construction in the models (TuNA's simulated time at "
         "P = 8192, where the cache holds it, is held out). Of the check set's "
         f"{len(check)} points that the models reach, {within} are within 1.5x of the published value; "
-        f"{int((~shown).sum())} are radix trends the models show at no block size (below); of the rest the "
+        f"{int((~shown).sum())} are trends the models show at no block size (below); of the rest the "
         f"largest error is {worst['id']} ({worst['after']:.3g} against {worst['published']:.3g} "
         f"{worst['unit']}, {worst['after / published']:.2f}x). At the seeds' P (8192, 16384) the vendor's times "
         "come from its closed form (`vendor_time` in python/tucoll/calibrate/model.py: the simulator's "
