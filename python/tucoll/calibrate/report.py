@@ -14,8 +14,8 @@ from tucoll.build import REPO_ROOT
 from tucoll.calibrate import gpu
 from tucoll.calibrate.here import HERE_DOCS, HERE_NPROCS_PREDICT
 from tucoll.calibrate.model import Blocks, fit_tuna_parameter, tuna_rounds
-from tucoll.calibrate.seeds import (CACHE, CROSSOVER_NPROCS, MACHINE_LIST, OPTIONS, TREND_NPROCS, describe, models,
-                                    ratio_by_p, seeds)
+from tucoll.calibrate.seeds import (CACHE, CROSSOVER_NPROCS, MACHINE_LIST, OPTIONS, TREND_NPROCS, describe, fit_row,
+                                    models, ratio_by_p, row_blocks, seconds_of, seeds)
 from tucoll.calibrate.simulations import SimCache
 
 
@@ -123,13 +123,12 @@ def radix_trends(calibrated: dict, uncalibrated: dict) -> str:
     before = {name: model.round_cost_for_smallest_radix(nprocs, size) * 1e6 for name, model in uncalibrated.items()}
     # The piece cost fitted with TuNA at r = 2, the seed's ideal for small blocks, instead of the
     # model's ideal radix: what the model then says.
-    fit_row = seeds()
-    fit_row = fit_row[(fit_row["id"] == "polaris_p8192_16B_tuna_time")].iloc[0]
-    fit_p, published = int(fit_row["nprocs"]), float(fit_row["value"]) * 1e-3
+    tuna_row = fit_row(seeds(), polaris.machine, "tuna")
+    fit_p, fit_size, published = int(tuna_row["nprocs"]), units.parse(tuna_row["block_bytes"]), seconds_of(tuna_row)
     at_two = fit_tuna_parameter(replace(polaris.mech, copy_piece=0.0), "copy_piece", fit_p, polaris.ppn,
-                                Blocks.uniform(size), (2,), published)
+                                row_blocks(tuna_row), (2,), published)
     refit = replace(polaris, mech=replace(polaris.mech, copy_piece=at_two))
-    refit_time, refit_radix = refit.tuna(fit_p, size)
+    refit_time, refit_radix = refit.tuna(fit_p, fit_size)
 
     def trend(models_: dict, quantity: str) -> list[float]:
         return [model.radix_trend(nprocs, quantity) for model in models_.values()]

@@ -114,7 +114,7 @@ def mechanisms(machine: Machine, values: dict[str, float]) -> Mechanisms:
     return replace(m, link_bandwidth=m.link_bandwidth * adapters, **values)
 
 
-def _fit_row(table: pd.DataFrame, machine: Machine, algorithm: str):
+def fit_row(table: pd.DataFrame, machine: Machine, algorithm: str):
     rows = table[(table["machine"] == machine.name) & (table["set"] == "fit") &
                  (table["algorithms"] == algorithm) & (table["quantity"] == "time")]
     if len(rows) != 1:
@@ -130,20 +130,20 @@ def fit(table: pd.DataFrame | None = None) -> dict[str, dict[str, float]]:
     fits = {}
     for machine in MACHINE_LIST:
         values = {p.name: p.value for p in machine.sourced}
-        vendor_row = _fit_row(table, machine, "vendor")
+        vendor_row = fit_row(table, machine, "vendor")
         platform = sim.Platform.load(machine.base)
         m = mechanisms(machine, {**values, machine.by_vendor.name: 0.0, machine.by_tuna.name: 0.0})
         value = fit_parameter(m, machine.by_vendor.name, platform.vendor, int(vendor_row["nprocs"]),
-                              int(vendor_row["ppn"]), _blocks(vendor_row), _seconds_of(vendor_row))
+                              int(vendor_row["ppn"]), row_blocks(vendor_row), seconds_of(vendor_row))
         if math.isnan(value):
             raise ValueError(f"{machine.name}: the model's other costs already exceed the published "
                              f"{vendor_row['value']} {vendor_row['unit']}; no {OPTIONS[machine.by_vendor.name]} fits it")
         values[machine.by_vendor.name] = value
-        tuna_row = _fit_row(table, machine, "tuna")
+        tuna_row = fit_row(table, machine, "tuna")
         m = mechanisms(machine, {**values, machine.by_tuna.name: 0.0})
         value = fit_tuna_parameter(m, machine.by_tuna.name, int(tuna_row["nprocs"]), int(tuna_row["ppn"]),
-                                   _blocks(tuna_row), ideal_radices(int(tuna_row["nprocs"])),
-                                   _seconds_of(tuna_row))
+                                   row_blocks(tuna_row), ideal_radices(int(tuna_row["nprocs"])),
+                                   seconds_of(tuna_row))
         if math.isnan(value):
             raise ValueError(f"{machine.name}: TuNA's other costs already exceed the published "
                              f"{tuna_row['value']} {tuna_row['unit']}; no {OPTIONS[machine.by_tuna.name]} fits it")
@@ -152,13 +152,13 @@ def fit(table: pd.DataFrame | None = None) -> dict[str, dict[str, float]]:
     return fits
 
 
-def _blocks(row) -> Blocks:
+def row_blocks(row) -> Blocks:
     if row["workload"] != "uniform":
         raise ValueError(f"{row['id']}: the models are for the uniform workload, not {row['workload']}")
     return Blocks.uniform(units.parse(row["block_bytes"]))
 
 
-def _seconds_of(row) -> float:
+def seconds_of(row) -> float:
     return float(row["value"]) * {"ms": 1e-3, "us": 1e-6, "s": 1.0}[row["unit"]]
 
 
@@ -357,7 +357,7 @@ def evaluate(row, model: Model) -> tuple[float, str]:
         return _trend(row, model)
     nprocs, size = int(row["nprocs"]), units.parse(row["block_bytes"])
     if row["algorithms"] == "vendor":
-        return model.vendor(nprocs, size) / _seconds_of(row) * float(row["value"]), "closed form"
+        return model.vendor(nprocs, size) / seconds_of(row) * float(row["value"]), "closed form"
     simulated = model.tuna_simulated(nprocs, size)
     tuna, radix = simulated[:2] if simulated else model.tuna(nprocs, size)
     how = f"one-node model, r = {radix}"
@@ -365,7 +365,7 @@ def evaluate(row, model: Model) -> tuple[float, str]:
         how = f"TuNA simulated (best of the radices simulated: r = {radix}" + \
               ("" if simulated[2] else "; earlier library sources") + ")"
     if row["algorithms"] == "tuna":
-        return tuna / _seconds_of(row) * float(row["value"]), how
+        return tuna / seconds_of(row) * float(row["value"]), how
     return model.vendor(nprocs, size) / tuna, how + "; vendor closed form"
 
 
