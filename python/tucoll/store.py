@@ -44,6 +44,18 @@ def load(path: Path, key: list[str]) -> pd.DataFrame:
     return frame
 
 
+def latest(frame: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """The last row stored for each key: a measurement run again (refreshed, retried) supersedes
+    the earlier one, which the store keeps."""
+    return frame.drop_duplicates(key, keep="last")
+
+
+def sources_of(frame: pd.DataFrame) -> pd.Series:
+    """The library sources (build.sources_fingerprint) each row was measured or simulated with;
+    empty for rows stored before runs kept them."""
+    return frame.get("sources", pd.Series("", index=frame.index, dtype=str)).fillna("")
+
+
 def append(path: Path, rows: pd.DataFrame) -> None:
     """Appends `rows` in the file's column order, adding the columns it lacks at the end."""
     with locked(path):

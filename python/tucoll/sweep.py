@@ -5,7 +5,9 @@ The dataset is an append-only CSV (`.csv` or `.csv.gz`, see tucoll.store) with o
 (where, P, ranks per node, mapping, distribution, size, spec): tucoll-bench's columns, among them
 the workload's block-size statistics, plus where it ran. A sweep runs only the cells the dataset
 lacks, so an interrupted one resumes. Cells whose run failed (a simulator crash, a timeout) are
-stored with the reason in `failed` and are not retried unless --retry-failed.
+stored with the reason in `failed` and are not retried unless --retry-failed. Each row keeps the
+library sources it ran with (`sources`); --refresh runs again the cells whose row came from earlier
+ones, and the last row of a cell is the one that counts.
 """
 
 from __future__ import annotations
@@ -227,6 +229,9 @@ class Sweep:
     # machine every spec of a cell runs in one job, interleaved (their times must be comparable).
     specs_per_run: int = 0
     retry_failed: bool = False
+    # Run again the cells whose stored row came from earlier library sources (or from before rows
+    # kept them): a changed algorithm's times, which a plain sweep keeps, as it keys on the machine.
+    refresh: bool = False
 
     def key(self, cell: Cell) -> tuple:
         return (self.target.source, cell.nprocs, self.target.ranks_per_node(cell.nprocs), self.target.mapping,
@@ -249,11 +254,19 @@ class Sweep:
         return cells, notes
 
     def pending(self, cells: list[Cell]) -> list[Cell]:
-        data = store.load(self.dataset, KEY)
+        data = store.latest(store.load(self.dataset, KEY), KEY)
         if self.retry_failed and "failed" in data.columns:
             data = data[data["failed"] == ""]
+        if self.refresh:
+            data = data[store.sources_of(data) == sources_fingerprint()]
         done = store.keys(data, KEY)
         return [c for c in cells if self.key(c) not in done]
+
+    def earlier(self, cells: list[Cell]) -> int:
+        """How many of `cells` the dataset holds from earlier library sources or unrecorded ones."""
+        data = store.latest(store.load(self.dataset, KEY), KEY)
+        stale = data[store.sources_of(data) != sources_fingerprint()]
+        return len({self.key(c) for c in cells} & store.keys(stale, KEY))
 
     def jobs(self, pending: list[Cell]) -> list[Job]:
         """Pending cells grouped into bench runs: per (P, distribution), a few sizes at a time
@@ -391,6 +404,10 @@ def run_sweep(sweep: Sweep, console, dry_run: bool = False) -> int:
     jobs = sweep.jobs(pending)
     console.print(f"{sweep.target.source}: {len(cells)} cells in the grid, {len(cells) - len(pending)} already in "
                   f"{sweep.dataset}, {len(pending)} to run in {len(jobs)} bench jobs")
+    earlier = 0 if sweep.refresh else sweep.earlier(cells)
+    if earlier:
+        console.print(f"[yellow]{earlier} of the cells already there were run with earlier library sources or before "
+                      f"rows kept them (column `sources`); --refresh runs them again")
     if dry_run:
         return 0
     added = 0

@@ -13,7 +13,7 @@ import pytest
 
 from tucoll import sweep, tuning
 from tucoll.bench import BenchRun, registry, run_bench
-from tucoll.build import REPO_ROOT
+from tucoll.build import REPO_ROOT, sources_fingerprint
 
 
 def tucoll(*args, timeout=600):
@@ -90,6 +90,19 @@ def test_local_sweep_writes_the_schema_and_resumes(build, tmp_path):
     assert third.returncode == 0 and "auto's reduction" in third.stdout, third.stdout
     refilled = pd.read_csv(dataset, dtype=str, keep_default_na=False)
     assert refilled["auto_reduction_us"].nunique() == 1 and float(refilled["auto_reduction_us"].iloc[0]) > 0
+    # Rows keep the library sources they ran with; rows from earlier ones are kept, counted, and
+    # run again on request, the new row superseding the old in what a table is built from.
+    assert set(refilled["sources"]) == {sources_fingerprint()}
+    refilled.loc[refilled["requested"] == "vendor", "sources"] = "0123456789ab"
+    refilled.to_csv(dataset, index=False)
+    kept = tucoll(*args)
+    assert kept.returncode == 0 and "0 rows added" in kept.stdout, kept.stdout
+    assert "4 of the cells already there were run with earlier library sources" in kept.stdout, kept.stdout
+    refreshed = tucoll(*args, "--refresh")
+    assert refreshed.returncode == 0 and "4 rows added" in refreshed.stdout, refreshed.stdout
+    assert len(pd.read_csv(dataset)) == 12
+    loaded = tuning.load([dataset])
+    assert len(loaded) == 8 and set(loaded["sources"]) == {sources_fingerprint()}
 
 
 # ------------------------------------------------------------------------ synthetic models
@@ -262,6 +275,10 @@ def test_table_command_and_report(synthetic_dataset, tmp_path):
     assert proc.returncode == 0, proc.stderr
     table = json.loads(out.read_text())
     assert table["format"] == "tucoll-tuning-table" and table["version"] == 1
+    # Which library sources the rows ran with: none recorded in this dataset, and said so.
+    rows = len(tuning.load([synthetic_dataset]))
+    assert table["generated_by"]["library_sources"] == {"synthetic": {"unrecorded": rows}}
+    assert f"{rows} of the {rows} rows ran with earlier library sources" in proc.stdout, proc.stdout
     assert {(e["nprocs"], e["ppn"]) for e in table["entries"]} == {(16, 16), (32, 16), (64, 16)}
     # Against a table that always names the vendor, the changes are listed per P.
     vendor = tmp_path / "vendor.json"

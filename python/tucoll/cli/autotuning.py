@@ -10,7 +10,7 @@ import numpy as np
 from rich.table import Table
 
 from tucoll import replay
-from tucoll.build import REPO_ROOT
+from tucoll.build import REPO_ROOT, sources_fingerprint
 from tucoll.report import console as make_console
 
 from .common import MPI_BUILD, TARGET_BUILD, with_build, with_datasets, with_model_options, with_target
@@ -200,9 +200,16 @@ def cmd_table(args: argparse.Namespace) -> int:
     data = tuning.load(args.datasets)
     features = args.features.split(",") if args.features else tuning.analyze(data).table_features
     sharing = tuning.reduction_sharing(args.build_dir)
-    fits = {}
+    fits, sources = {}, {}
+    current = sources_fingerprint()
     for source, part in data.groupby("source"):
         console.print(f"[bold]{source}[/bold]: fitting {len(part)} rows ({part['config'].nunique()} workloads)")
+        sources[source] = tuning.library_sources(part)
+        stale = len(part) - sources[source].get(current, 0)
+        if stale:
+            console.print(f"[yellow]{source}: {stale} of the {len(part)} rows ran with earlier library sources or "
+                          f"before rows kept them ({', '.join(f'{k}: {v}' for k, v in sources[source].items())}; "
+                          f"current: {current}); `tucoll sweep --refresh` runs them again")
         fits[source] = tuning.fit(part.reset_index(drop=True), features, seed=args.seed, sharing=sharing)
         print_fit(fits[source], console)
         held_out = tuning.build_table({source: fits[source]}, features, refit=False, sharing=sharing)
@@ -212,7 +219,7 @@ def cmd_table(args: argparse.Namespace) -> int:
                       f"{len(r)} test workloads: regret geomean {tuning.geomean(r):.4f}, p95 "
                       f"{np.percentile(r, 95):.4f}, max {r.max():.3f}")
     provenance = {"by": "tucoll table", "datasets": [str(p) for p in args.datasets],
-                  "models": {s: f.chosen for s, f in fits.items()}, "seed": args.seed}
+                  "models": {s: f.chosen for s, f in fits.items()}, "library_sources": sources, "seed": args.seed}
     table = tuning.build_table(fits, features, fallback=args.fallback, provenance=provenance, sharing=sharing)
     for path in args.merge or []:
         added = tuning.merge_online(table, json.loads(Path(path).read_text()), str(path))

@@ -137,7 +137,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     job = sweep.Sweep(Path(args.dataset), target, args.np, args.dist.split(";"),
                       sweep.parse_sizes(args.sizes), grid=args.grid, only=args.alg or [],
                       sizes_per_run=args.sizes_per_run, specs_per_run=args.specs_per_run,
-                      retry_failed=args.retry_failed)
+                      retry_failed=args.retry_failed, refresh=args.refresh)
     added = sweep.run_sweep(job, make_console(), dry_run=args.dry_run)
     print(f"{args.dataset}: {added} rows added")
     return 0
@@ -174,6 +174,9 @@ def add_sweep(sub) -> None:
                     help="simulation: leave out specs that keep more point-to-point flows in flight at once (default "
                          "300000, as tucoll sim; thousands of concurrent flows already make a simulation slow)")
     sw.add_argument("--retry-failed", action="store_true", help="run cells again whose earlier run failed")
+    sw.add_argument("--refresh", action="store_true",
+                    help="run cells again whose stored row came from earlier library sources (src/, include/) or "
+                         "from before rows kept them; the new row supersedes the old, which stays in the file")
     sw.add_argument("--dry-run", action="store_true", help="count the cells and jobs, run nothing")
     sw.set_defaults(func=cmd_sweep)
 

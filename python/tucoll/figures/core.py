@@ -109,17 +109,12 @@ def append_rows(rows: pd.DataFrame) -> None:
     store.append(STORE, rows)
 
 
-def sources_of(frame: pd.DataFrame) -> pd.Series:
-    """The library sources each row was simulated with ("" where not kept)."""
-    return frame.get("sources", pd.Series("", index=frame.index)).fillna("")
-
-
 def done_keys(frame: pd.DataFrame, current_only: bool = False) -> set[tuple]:
     """The keys the store holds; with `current_only`, those whose last row was simulated with the
     current library sources."""
     if current_only and not frame.empty:
-        latest = frame.drop_duplicates(KEY, keep="last")
-        frame = latest[sources_of(latest) == sources_fingerprint()]
+        latest = store.latest(frame, KEY)
+        frame = latest[store.sources_of(latest) == sources_fingerprint()]
     return store.keys(frame, KEY)
 
 
@@ -161,7 +156,7 @@ def reuse_sweep_rows(case: Case, data: pd.DataFrame, done: set[tuple]) -> int:
         return 0
     rows = rows.assign(platform=case.platform, nprocs=case.nprocs, ppn=ppn, requested_size=rows["requested_size"].astype(int),
                        workload=[case.workload_label(spec) for spec in rows["requested"]],
-                       sim_wall_s=rows["wall_s"], sources=sources_of(rows)).drop(columns=SWEEP_ONLY)
+                       sim_wall_s=rows["wall_s"], sources=store.sources_of(rows)).drop(columns=SWEEP_ONLY)
     append_rows(rows)
     return len(rows)
 
@@ -208,7 +203,7 @@ def run_figure(build: Build, figure: Figure, timeout: float | None, progress, np
     done = done_keys(load_store(), current_only=refresh)
     sweeps = {path: store.load(REPO_ROOT / path, sweep.KEY) for path in {c.reuse for c in cases if c.reuse}}
     if refresh:  # a sweep's rows stand in only where they are as current as a simulation would be
-        sweeps = {path: data[sources_of(data) == sources_fingerprint()] for path, data in sweeps.items()}
+        sweeps = {path: data[store.sources_of(data) == sources_fingerprint()] for path, data in sweeps.items()}
     reused = sum(reuse_sweep_rows(c, sweeps[c.reuse], done) for c in cases if c.reuse)
     if reused:
         progress(f"[{figure.name}] {reused} rows taken from the sweeps' datasets")
@@ -244,7 +239,7 @@ def selection(store: pd.DataFrame, cases: list[Case]) -> pd.DataFrame:
 def earlier_sources(data: pd.DataFrame) -> str:
     """A line on the rows of `data` simulated with earlier library sources (or not known to be
     current), empty when there are none."""
-    sources = sources_of(data)
+    sources = store.sources_of(data)
     earlier = int((sources != sources_fingerprint()).sum())
     if not earlier:
         return ""

@@ -11,7 +11,8 @@ The rooms: data (the rows, the statistics, a spec's parts), analysis, models, re
 auto's allreduce saves a spec), tables (built, held and looked up by the library, merged, written).
 """
 
-from tucoll.tuning.data import CONFIG, RUNTIME_FEATURES, STATS, TuningError, library_errors, load, spec_parts
+from tucoll.tuning.data import (CONFIG, RUNTIME_FEATURES, STATS, TuningError, library_errors, library_sources, load,
+                                spec_parts)
 from tucoll.tuning.analysis import Analysis, analyze, plot_correlation, within_group_ranks
 from tucoll.tuning.models import (FitResult, ModelResult, REGRET_TIE, SEARCHED, SPLIT, chosen_model, describe, design,
                                   fit, geomean, mape, model_grid, regrets, split_configs)
@@ -25,7 +26,8 @@ from tucoll.tuning.tables import (TABLE_FORMAT, TABLE_STEPS_PER_OCTAVE, TABLE_VE
 __all__ = ["Analysis", "CONFIG", "FitResult", "ModelResult", "REGRET_TIE", "RUNTIME_FEATURES", "ReductionSharing",
            "SEARCHED", "SPLIT", "STATS", "TABLE_FORMAT", "TABLE_STEPS_PER_OCTAVE", "TABLE_VERSION", "Table",
            "TuningError", "analyze", "build_table", "chosen_model", "compare_tables", "describe", "design",
-           "entry_rules", "entry_specs", "fit", "geomean", "held", "library_errors", "load", "log_grid", "lookup",
+           "entry_rules", "entry_specs", "fit", "geomean", "held", "library_errors", "library_sources", "load",
+           "log_grid", "lookup",
            "mape", "merge_online", "merge_rules", "model_grid", "nearest_entry", "plot_correlation", "reduces",
            "reduction_charges", "reduction_cost", "reduction_sharing", "regrets", "row_charges", "single_spec",
            "spec_parts", "split_configs", "table_choices", "table_regret", "within_group_ranks", "write_table"]

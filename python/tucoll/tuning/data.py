@@ -36,10 +36,12 @@ def library_errors():
 
 
 def load(paths: list[Path]) -> pd.DataFrame:
-    """The usable rows of one or more sweep datasets: measured (not failed), not wrong (ok != 0),
-    and where simulated, on the platform's current model (sweep.current_rows)."""
-    frames = [current_rows(store.load(Path(p), KEY)) for p in paths]
+    """The usable rows of one or more sweep datasets: the last row of each cell, measured (not
+    failed), not wrong (ok != 0), and where simulated, on the platform's current model
+    (sweep.current_rows); `sources` says which library sources each ran with ("" unrecorded)."""
+    frames = [store.latest(current_rows(store.load(Path(p), KEY)), KEY) for p in paths]
     data = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    data["sources"] = store.sources_of(data)
     if data.empty:
         raise TuningError(f"no rows in {', '.join(map(str, paths))}")
     missing = [c for c in STATS + KEY + ["median_us"] if c not in data.columns]
@@ -54,6 +56,13 @@ def load(paths: list[Path]) -> pd.DataFrame:
     data["spec"] = data["requested"].astype(str)
     data["config"] = data[CONFIG].astype(str).agg("|".join, axis=1)
     return data.reset_index(drop=True)
+
+
+def library_sources(data: pd.DataFrame) -> dict[str, int]:
+    """How many rows ran with each library sources fingerprint ("unrecorded": before rows kept
+    them): a table's provenance, and a warning when its rows are not all of the current sources."""
+    counts = data["sources"].replace("", "unrecorded").value_counts()
+    return {str(k): int(v) for k, v in counts.items()}
 
 
 @lru_cache(maxsize=None)
