@@ -31,6 +31,14 @@ def _number(value) -> str:
     return str(value)
 
 
+def _piecewise(text: str, size: float) -> float:
+    """A cost in smpi/os's format ("size:base:per_byte;..."), as SimGrid reads it: the last piece
+    starting at or below `size`."""
+    pieces = sorted(tuple(map(float, part.split(":"))) for part in text.split(";"))
+    start, base, *per_byte = next(p for p in reversed(pieces) if p[0] <= size)
+    return base + (per_byte[0] * size if per_byte else 0.0)
+
+
 def _markdown(frame: pd.DataFrame, floats: str | None = None) -> str:
     if floats:
         return frame.to_markdown(index=False, floatfmt=floats)
@@ -61,8 +69,10 @@ def gpu_section(held: pd.DataFrame, left: pd.DataFrame) -> list[str]:
             "Nothing is fitted: the IPC copies' costs come from the seed's Fig. 4, and what a GPU-aware MPI adds "
             "to a message on device memory (smpi/device-os at its sender, smpi/device-or at its receiver: "
             "sim/simgrid-patches/smpi-device-messages.patch) from a point-to-point measurement of Open MPI + "
-            "UCX between two A100s (sim/platforms/thetagpu-like.xml says which); lassen-like has no such "
-            "measurement of Spectrum MPI, so its MPI pays nothing extra. The Fig. 4 rows (the copy variants' "
+            "UCX between two A100s (sim/platforms/thetagpu-like.xml says which), and what its own copy of a "
+            "rank's block costs there (smpi/device-copy: Open MPI 4.1's 128 KiB pieces, from its source, each at "
+            "the copy engine's cost read from Fig. 4: sim/simgrid-patches/smpi-local-copies-on-device.patch); "
+            "lassen-like has no such measurement of Spectrum MPI, so its MPI pays nothing extra. The Fig. 4 rows (the copy variants' "
             "small-message overheads and their crossover) are what the IPC copy costs were read from, so they "
             "test how the exchange around the copies adds to them, not an independent prediction. "
             f"{int((error <= 1.5).sum())} of {len(held)} rows are within 1.5x of the published value; the largest "
@@ -78,9 +88,14 @@ def gpu_section(held: pd.DataFrame, left: pd.DataFrame) -> list[str]:
         if needed <= set(value.index):
             at_8k, at_4m = value["thetagpu_p8_8KiB_ompi_ucx_over_ipc"], value["thetagpu_p8_4MiB_ompi_ucx_over_ipc"]
             platform = sim.Platform.load(gpu.PLATFORMS["thetagpu"][0])
-            ipc = platform.ipc
+            ipc, options = platform.ipc, platform.options()
             # smpi/device-os's last piece, the rendezvous: "size:seconds:seconds per byte".
-            rendezvous = float(platform.options()["smpi/device-os"].split(";")[-1].split(":")[1]) * 1e6
+            rendezvous = float(options["smpi/device-os"].split(";")[-1].split(":")[1]) * 1e6
+            # The MPI's copy of a rank's own 4 MiB block, piece by piece (smpi/device-copy).
+            block, piece = 4 << 20, int(options["smpi/device-copy-piece"])
+            pieces = math.ceil(block / piece)
+            own_copy = pieces * _piecewise(options["smpi/device-copy"], piece) * 1e6
+            small_copy = _piecewise(options["smpi/device-copy"], gpu.SMALL) * 1e6
             # What the exchange costs around its copies: the kernel variant at 16 B less its one launch.
             exchange = value["thetagpu_p8_kernel_ipc_small_overhead"] - ipc["kernel_latency"] * 1e6
 
@@ -90,14 +105,16 @@ def gpu_section(held: pd.DataFrame, left: pd.DataFrame) -> list[str]:
             parts += [
                 f"**What the misses say.** On one DGX A100 node `ipc` is {side(at_8k)} of the MPI at 8 KiB "
                 "(published 17.4x), where the MPI stages each of a rank's 14 messages through host memory, and "
-                f"{side(at_4m)} at 4 MiB (published 2.5x), where the mechanism adds little per message (a "
-                f"rendezvous costs {rendezvous:.1f} us more) and the model runs the MPI's 7 copies per GPU at once over "
-                "NVSwitch, while `ipc` makes its 8 one after another on one stream: the one-pair measurement "
-                "the mechanism comes from cannot say how Open MPI + UCX 1.11 shares the links among 7 peers, "
-                "and the seed's 2.5x says it got far less. At 16 B `ipc` hands the blocks to the MPI's own "
-                "alltoall, as the seed's design hands them to its optimised small-message alltoall (9.48 us, "
-                "39 % faster than MVAPICH2-GDR's); the simulated MPI is Open MPI's, so vendor / ipc is 1 there "
-                "by construction. The kernel/memcpy crossover lies "
+                f"{side(at_4m)} at 4 MiB (published 2.5x). There the MPI's messages cost little more than their "
+                f"bytes (a rendezvous adds {rendezvous:.1f} us, and UCX 1.11 copies to a rank's 7 peers at once, on a "
+                "stream per peer GPU: src/uct/cuda/cuda_ipc/cuda_ipc_ep.c); what holds the MPI back is its copy of "
+                f"each rank's own block, which Open MPI 4.1 makes in {piece // 1024} KiB pieces, each a copy on the "
+                f"GPU that it waits for ({pieces} pieces, {own_copy:.0f} us: "
+                "smpi/device-copy, sim/simgrid-patches/smpi-local-copies-on-device.patch). At 16 B `ipc` hands the "
+                "blocks to the MPI's own alltoall, as the seed's design hands them to its optimised small-message "
+                "alltoall (9.48 us, 39 % faster than MVAPICH2-GDR's); the simulated MPI is Open MPI's, whose copy "
+                f"of the own block alone costs {small_copy:.1f} us, so vendor / ipc is 1 there by construction and "
+                "`ipc`'s time is Open MPI's. The kernel/memcpy crossover lies "
                 f"{value['thetagpu_p8_kernel_ipc_good_below'] / 262144:.0f}x higher than the seed's because "
                 "tucoll launches a call's kernel copies as one batch (src/ipc/cuda.cu) where the seed's Fig. 4 "
                 "costs one launch per copy: a prediction for tucoll on a GPU, and a reason to measure its "
