@@ -404,7 +404,8 @@ def run_sweep(sweep: Sweep, console, dry_run: bool = False) -> int:
     jobs = sweep.jobs(pending)
     console.print(f"{sweep.target.source}: {len(cells)} cells in the grid, {len(cells) - len(pending)} already in "
                   f"{sweep.dataset}, {len(pending)} to run in {len(jobs)} bench jobs")
-    earlier = 0 if sweep.refresh else sweep.earlier(cells)
+    waiting = {sweep.key(c) for c in pending}
+    earlier = 0 if sweep.refresh else sweep.earlier([c for c in cells if sweep.key(c) not in waiting])
     if earlier:
         console.print(f"[yellow]{earlier} of the cells already there were run with earlier library sources or before "
                       f"rows kept them (column `sources`); --refresh runs them again")

@@ -105,6 +105,16 @@ def test_local_sweep_writes_the_schema_and_resumes(build, tmp_path):
     assert len(loaded) == 8 and set(loaded["sources"]) == {sources_fingerprint()}
 
 
+def test_the_last_row_of_a_cell_counts_and_sources_may_be_missing():
+    from tucoll import store
+
+    frame = pd.DataFrame({"k": [1, 2, 1], "v": ["old", "only", "new"]})
+    assert list(store.latest(frame, ["k"])["v"]) == ["only", "new"]
+    assert list(store.sources_of(frame)) == ["", "", ""]  # stored before rows kept them
+    mixed = pd.concat([frame, pd.DataFrame({"k": [3], "v": ["x"], "sources": ["0123456789ab"]})], ignore_index=True)
+    assert list(store.sources_of(mixed)) == ["", "", "", "0123456789ab"]
+
+
 # ------------------------------------------------------------------------ synthetic models
 
 SPECS = ["vendor", "tuna:radix=2", "tuna:radix=8", "scattered:block_count=4"]

@@ -32,11 +32,29 @@ def _number(value) -> str:
 
 
 def _piecewise(text: str, size: float) -> float:
-    """A cost in smpi/os's format ("size:base:per_byte;..."), as SimGrid reads it: the last piece
-    starting at or below `size`."""
-    pieces = sorted(tuple(map(float, part.split(":"))) for part in text.split(";"))
-    start, base, *per_byte = next(p for p in reversed(pieces) if p[0] <= size)
+    """A cost in smpi/os's format as SimGrid's FactorSet reads it: "size:base:per_byte;..." takes
+    the piece with the largest start below `size` (a size on a start belongs to the piece before;
+    below the first, 0), a lone number is a constant."""
+    if not any(c in text for c in ":;"):
+        return float(text)
+    pieces = sorted(tuple(map(float, part.split(":"))) for part in text.split(";") if part)
+    below = [p for p in pieces if p[0] < size]
+    if not below:
+        return 0.0
+    _, base, *per_byte = below[-1]
     return base + (per_byte[0] * size if per_byte else 0.0)
+
+
+def _device_copy(options: dict[str, str], size: int) -> float:
+    """What smpi/device-copy charges an MPI's copy of `size` bytes on device memory, in seconds:
+    its full pieces of smpi/device-copy-piece bytes and the rest (0 or absent: one piece), as
+    sim/simgrid-patches/smpi-local-copies-on-device.patch does."""
+    text, piece = options.get("smpi/device-copy", ""), int(options.get("smpi/device-copy-piece", 0) or 0)
+    if not text or size <= 0:
+        return 0.0
+    piece = piece if piece > 0 else size
+    rest = size % piece
+    return size // piece * _piecewise(text, piece) + (_piecewise(text, rest) if rest else 0.0)
 
 
 def _markdown(frame: pd.DataFrame, floats: str | None = None) -> str:
@@ -92,10 +110,9 @@ def gpu_section(held: pd.DataFrame, left: pd.DataFrame) -> list[str]:
             # smpi/device-os's last piece, the rendezvous: "size:seconds:seconds per byte".
             rendezvous = float(options["smpi/device-os"].split(";")[-1].split(":")[1]) * 1e6
             # The MPI's copy of a rank's own 4 MiB block, piece by piece (smpi/device-copy).
-            block, piece = 4 << 20, int(options["smpi/device-copy-piece"])
+            block, piece = 4 << 20, int(options.get("smpi/device-copy-piece", 0) or 0) or 4 << 20
             pieces = math.ceil(block / piece)
-            own_copy = pieces * _piecewise(options["smpi/device-copy"], piece) * 1e6
-            small_copy = _piecewise(options["smpi/device-copy"], gpu.SMALL) * 1e6
+            own_copy, small_copy = _device_copy(options, block) * 1e6, _device_copy(options, gpu.SMALL) * 1e6
             # What the exchange costs around its copies: the kernel variant at 16 B less its one launch.
             exchange = value["thetagpu_p8_kernel_ipc_small_overhead"] - ipc["kernel_latency"] * 1e6
 

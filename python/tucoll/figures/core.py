@@ -141,8 +141,9 @@ SWEEP_ONLY = ["source", "simulated", "dist", "wall_s", "failed"]
 
 
 def reuse_sweep_rows(case: Case, data: pd.DataFrame, done: set[tuple]) -> int:
-    """Stores the rows of `data` (case.reuse's sweep dataset) for the case's pending untagged
-    specs; returns how many. The sweep ran the same bench arguments (shared buffers, one timed call)."""
+    """Stores the rows of `data` (case.reuse's sweep dataset, the last row of each cell) for the
+    case's pending untagged specs; returns how many. The sweep ran the same bench arguments (shared
+    buffers, one timed call)."""
     dist = case.workload[case.workload.index("--dist") + 1]
     ppn = case.resolved_ppn()
     same = data[(data["source"] == case.platform) & (data["model"] == sim.model_of(case.platform)) &
@@ -151,7 +152,6 @@ def reuse_sweep_rows(case: Case, data: pd.DataFrame, done: set[tuple]) -> int:
                 (data["failed"].astype(str) == "")]
     wanted = {(k[6], k[7]) for k in case.keys() if k not in done and not (case.tagged and k[7] in case.tagged)}
     rows = same[[(int(size), spec) in wanted for size, spec in zip(same["requested_size"], same["requested"])]]
-    rows = rows.drop_duplicates(["requested_size", "requested"], keep="last")  # the last row of a key wins
     if rows.empty:
         return 0
     rows = rows.assign(platform=case.platform, nprocs=case.nprocs, ppn=ppn, requested_size=rows["requested_size"].astype(int),
@@ -201,7 +201,10 @@ def run_figure(build: Build, figure: Figure, timeout: float | None, progress, np
     from tucoll import cluster, sweep  # Dask, only where it is used
 
     done = done_keys(load_store(), current_only=refresh)
-    sweeps = {path: store.load(REPO_ROOT / path, sweep.KEY) for path in {c.reuse for c in cases if c.reuse}}
+    # The last row of a sweep's cell counts, as in the tables built from it (a failed refresh hides
+    # the older row it was meant to replace).
+    sweeps = {path: store.latest(store.load(REPO_ROOT / path, sweep.KEY), sweep.KEY)
+              for path in {c.reuse for c in cases if c.reuse}}
     if refresh:  # a sweep's rows stand in only where they are as current as a simulation would be
         sweeps = {path: data[store.sources_of(data) == sources_fingerprint()] for path, data in sweeps.items()}
     reused = sum(reuse_sweep_rows(c, sweeps[c.reuse], done) for c in cases if c.reuse)
