@@ -18,13 +18,14 @@
 #             (nlohmann-json, CLI11, GoogleTest, SuiteSparse/CHOLMOD and its libraries), extracted
 #             into build-gpu-check/ — never into /
 #   build     CMake + the CUDA backend for sm_90: library, tucoll-bench, test_ipc_gpu,
-#             test_ipc_device, the copy-limit probe
+#             test_ipc_device, the copy-limit and copy-start probes
 #   tests     the GPU tests (test_ipc_gpu at 1, 2, 4 and 8 ranks on the one GPU) and the fake-device
 #             tests (CPU)
 #   gpu bench tucoll-bench alltoall and alltoallv --memory device --check, 4 and 8 ranks on the GPU
 #             (no MPS, the GPU's settings untouched): ipc with copy=kernel, memcpy, hybrid, and
-#             staged, 4 KiB to 16 MiB blocks; and the copy limit: one device-to-device copy of
-#             the bytes a call moves
+#             staged, 4 KiB to 16 MiB blocks; the copy limit: one device-to-device copy of
+#             the bytes a call moves; and the copy starts: what a kernel, a device copy and a host
+#             copy cost to start and wait for, the per-copy terms of the simulated GPU platforms
 #   cpu bench the GPU hidden (CUDA_VISIBLE_DEVICES=): every alltoallv algorithm and auto against
 #             the MPI's own MPI_Alltoallv, 16 B to 64 KiB, at min(16, cores) ranks (not
 #             oversubscribed)
@@ -120,7 +121,8 @@ build=$work/build
     -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_LIBRARY_PATH="$arch_lib" &&
   cmake --build "$build" -j "$jobs" --target tucoll-bench test_ipc_gpu test_ipc_device &&
   if command -v nvcc >/dev/null; then
-    nvcc -O2 -arch=sm_90 -o "$build/bin/copy_limit" "$root/scripts/gpu-check/copy_limit.cu"
+    nvcc -O2 -arch=sm_90 -o "$build/bin/copy_limit" "$root/scripts/gpu-check/copy_limit.cu" &&
+    nvcc -O2 -arch=sm_90 -o "$build/bin/copy_start" "$root/scripts/gpu-check/copy_start.cu"
   fi
 } > "$out/build.log" 2>&1
 build_rc=$?
@@ -151,8 +153,9 @@ grep -E "tests passed|tests failed|np 8|SKIP|Failed|\*\*\*" "$out/tests.log"
 say gpu bench
 algs=(--alg ipc:copy=kernel --alg ipc:copy=memcpy --alg ipc:copy=hybrid --alg staged)
 sizes=4K,64K,1M,16M
-rm -f "$out/gpu_bench.csv" "$out/copy_limit.txt"
+rm -f "$out/gpu_bench.csv" "$out/copy_limit.txt" "$out/copy_start.txt"
 if [ $gpu = 1 ]; then
+  timeout 60 "$build/bin/copy_start" > "$out/copy_start.txt"
   for np in 4 8; do
     for collective in alltoall alltoallv; do
       extra=()
@@ -168,7 +171,7 @@ if [ $gpu = 1 ]; then
     timeout 60 "$build/bin/copy_limit" $np 4096 65536 1048576 16777216 >> "$out/copy_limit.txt"
   done
 else
-  echo "SKIP: tucoll-bench --memory device and the copy limit (no GPU here)"
+  echo "SKIP: tucoll-bench --memory device, the copy limit and the copy starts (no GPU here)"
 fi
 
 # ---- cpu bench ----------------------------------------------------------------------------------

@@ -1,14 +1,17 @@
 """The summary of scripts/gpu-check.sh: its tests, the GPU table against the copy limit, and the
 CPU table with auto's ratios, as Markdown on stdout (the script also writes it to summary.md).
 
-Reads what the script wrote into --out: facts.txt, tests.log, gpu_bench.csv, copy_limit.txt and
-cpu_bench.csv (tucoll-bench --format csv). Standard library only: the GPU machine's Python is
-used as it is.
+Reads what the script wrote into --out: facts.txt, tests.log, gpu_bench.csv, copy_limit.txt,
+copy_start.txt and cpu_bench.csv (tucoll-bench --format csv). Standard library only: the GPU
+machine's Python is used as it is.
 """
 import argparse
 import csv
+import json
 import re
 from pathlib import Path
+
+PLATFORMS = Path(__file__).resolve().parents[2] / "sim" / "platforms" / "platforms.json"
 
 
 def rows(path):
@@ -80,6 +83,40 @@ def gpu_section(out):
     return head + body + [""]
 
 
+def modelled_starts():
+    """{(what, bytes): µs} that thetagpu-like (8 A100) charges per copy, for comparison: ipc's kernel
+    start, the copy engine's start with the bytes at the GPU's local copy rate (a device copy, as
+    the MPI's own pieces pay it: smpi/device-copy), staged's host copies."""
+    try:
+        entry = json.loads(PLATFORMS.read_text())["thetagpu-like"]
+        ipc, local = entry["ipc"], entry["copy_bandwidth"]
+    except (OSError, KeyError, ValueError):
+        return {}
+    host = ipc["host_latency"] * 1e6
+    device = {("d2d", b): (ipc["memcpy_latency"] + b / local) * 1e6 for b in (16, 131072)}
+    return {("kernel", 0): ipc["kernel_latency"] * 1e6, **device, ("d2h", 16): host, ("h2d", 16): host}
+
+
+def copy_start_section(out):
+    path = out / "copy_start.txt"
+    lines = path.read_text().splitlines() if path.exists() else []
+    measured = [line.split() for line in lines if len(line.split()) == 4 and line.split()[2] != "-"]
+    if not measured:
+        return ["## What a copy costs to start", "", "SKIP: no GPU measurements (no GPU here)", ""]
+    model = modelled_starts()
+    head = ["## What a copy costs to start on this card (measured)", "",
+            "Launch to completion, timed on the host (median and best of 200): an empty kernel, a device copy"
+            " (16 B; 128 KiB, Open MPI 4.1.1's piece), a pinned host copy each way; beside them what the"
+            " simulated DGX A100 (thetagpu-like, from seed 002's Fig. 4) charges per copy.", "",
+            "| copy | bytes | median µs | best µs | thetagpu-like µs |", "| --- | ---: | ---: | ---: | ---: |"]
+    body = []
+    for what, nbytes, median, best in measured:
+        m = model.get((what, int(nbytes)))
+        body.append(f"| {what} | {size_text(nbytes) if int(nbytes) else '-'} | {float(median):.2f} | {float(best):.2f} "
+                    f"| {'%.2f' % m if m is not None else '-'} |")
+    return head + body + [""]
+
+
 def cpu_section(out):
     data = rows(out / "cpu_bench.csv")
     if not data:
@@ -114,7 +151,7 @@ def main():
     gpu = re.search(r"^name, memory.*\n(.+)$", facts, re.M)
     where = gpu.group(1).split(",")[0] if gpu else "no GPU here: a rehearsal, GPU stages skipped"
     lines = [f"# scripts/gpu-check.sh: {where}", "", f"Wall time {args.seconds} s.", ""]
-    lines += tests_section(args.out) + gpu_section(args.out) + cpu_section(args.out)
+    lines += tests_section(args.out) + gpu_section(args.out) + copy_start_section(args.out) + cpu_section(args.out)
     print("\n".join(lines))
 
 

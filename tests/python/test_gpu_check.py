@@ -44,6 +44,7 @@ def test_summary_tables_against_the_copy_limit_and_the_vendor(tmp_path):
     (tmp_path / "tests.log").write_text("100% tests passed, 0 tests failed out of 3\ntest_ipc_gpu np 8: passed\n")
     # 4 ranks, 1 MiB blocks: 16 MiB moved; one copy of 16 MiB at 1600 GB/s takes 10.5 us.
     (tmp_path / "copy_limit.txt").write_text("4 1048576 16777216 10.49 1600.0\n")
+    (tmp_path / "copy_start.txt").write_text("kernel 0 5.10 4.80\nd2d 131072 8.25 7.90\nd2h 16 - - (failed)\n")
     write_csv(tmp_path / "gpu_bench.csv", [
         row("alltoall", "ipc", "copy=kernel,ipc_threshold=4096,memcpy_threshold=524288,overlap=1,uniform_check=0",
             4, 1048576, 20.972, total=16777216),
@@ -61,6 +62,9 @@ def test_summary_tables_against_the_copy_limit_and_the_vendor(tmp_path):
     ipc = next(line for line in out.splitlines() if "ipc:copy=kernel" in line)
     assert "| 4 | alltoall | 1 MiB | ipc:copy=kernel | 21.0 | 16.78 MB | 800.0 | 10.5 | 0.50 | ok |" == ipc
     assert "| WRONG |" in next(line for line in out.splitlines() if "staged:inner" in line)
+    # The copy starts beside what the simulated A100s charge (platforms.json: 4 us; 7 us + 128 KiB at 1 TB/s).
+    assert "| kernel | - | 5.10 | 4.80 | 4.00 |" in out
+    assert "| d2d | 128 KiB | 8.25 | 7.90 | 7.13 |" in out and "| d2h |" not in out
     cpu = next(line for line in out.splitlines() if line.startswith("| 16 B"))
     assert cpu == "| 16 B | 30.0 | tuna:radix=2 (10.0) | tuna:radix=4 | 12.0 | 1.20 | 2.50 | - |"
 
@@ -70,3 +74,4 @@ def test_summary_of_a_rehearsal_says_what_was_skipped(tmp_path):
     out = subprocess.run([sys.executable, str(SUMMARY), "--out", str(tmp_path)], capture_output=True, text=True,
                          check=True).stdout
     assert "no GPU here: a rehearsal" in out and "SKIP: no GPU measurements" in out
+    assert "## What a copy costs to start" in out
