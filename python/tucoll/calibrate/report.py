@@ -88,11 +88,12 @@ def gpu_section(held: pd.DataFrame, left: pd.DataFrame) -> list[str]:
             "to a message on device memory (smpi/device-os at its sender, smpi/device-or at its receiver: "
             "sim/simgrid-patches/smpi-device-messages.patch) from a point-to-point measurement of Open MPI + "
             "UCX between two A100s (sim/platforms/thetagpu-like.xml says which), and what its own copy of a "
-            "rank's block costs there (smpi/device-copy: Open MPI 4.1.1's 128 KiB pieces, from its source, each at "
-            "the copy engine's cost read from Fig. 4: sim/simgrid-patches/smpi-local-copies-on-device.patch); "
-            "lassen-like has no such measurement of Spectrum MPI, so its MPI pays nothing extra. The Fig. 4 rows (the copy variants' "
-            "small-message overheads and their crossover) are what the IPC copy costs were read from, so they "
-            "test how the exchange around the copies adds to them, not an independent prediction. "
+            "rank's block costs there (smpi/device-copy: Open MPI 4.1.1's 128 KiB pieces, from its source, "
+            "each at the copy engine's cost read from Fig. 4: "
+            "sim/simgrid-patches/smpi-local-copies-on-device.patch); lassen-like has no such measurement of "
+            "Spectrum MPI, so its MPI pays nothing extra. The Fig. 4 rows (the copy variants' small-message "
+            "overheads and their crossover) are what the IPC copy costs were read from, so they test how the "
+            "exchange around the copies adds to them, not an independent prediction. "
             f"{int((error <= 1.5).sum())} of {len(held)} rows are within 1.5x of the published value; the largest "
             f"error is {worst['id']} ({worst['simulated']:.3g} against {worst['published']:.3g} {worst['unit']}).",
             "",
