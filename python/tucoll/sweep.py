@@ -253,20 +253,17 @@ class Sweep:
                 cells.append(Cell(nprocs, dist, size, spec))
         return cells, notes
 
-    def pending(self, cells: list[Cell]) -> list[Cell]:
+    def pending(self, cells: list[Cell]) -> tuple[list[Cell], int]:
+        """The cells to run, and how many of the others the dataset holds from earlier library
+        sources or unrecorded ones (which `refresh` runs again)."""
         data = store.latest(store.load(self.dataset, KEY), KEY)
         if self.retry_failed and "failed" in data.columns:
             data = data[data["failed"] == ""]
-        if self.refresh:
-            data = data[store.sources_of(data) == sources_fingerprint()]
-        done = store.keys(data, KEY)
-        return [c for c in cells if self.key(c) not in done]
-
-    def earlier(self, cells: list[Cell]) -> int:
-        """How many of `cells` the dataset holds from earlier library sources or unrecorded ones."""
-        data = store.latest(store.load(self.dataset, KEY), KEY)
-        stale = data[store.sources_of(data) != sources_fingerprint()]
-        return len({self.key(c) for c in cells} & store.keys(stale, KEY))
+        current = store.sources_of(data) == sources_fingerprint()
+        done = store.keys(data[current] if self.refresh else data, KEY)
+        stale = set() if self.refresh else store.keys(data[~current], KEY)  # all of them done
+        keys = [self.key(c) for c in cells]
+        return [c for c, k in zip(cells, keys) if k not in done], sum(k in stale for k in keys)
 
     def jobs(self, pending: list[Cell]) -> list[Job]:
         """Pending cells grouped into bench runs: per (P, distribution), a few sizes at a time
@@ -400,12 +397,10 @@ def run_sweep(sweep: Sweep, console, dry_run: bool = False) -> int:
     cells, notes = sweep.cells()
     for note in notes:
         console.print(f"[yellow]{note}")
-    pending = sweep.pending(cells)
+    pending, earlier = sweep.pending(cells)
     jobs = sweep.jobs(pending)
     console.print(f"{sweep.target.source}: {len(cells)} cells in the grid, {len(cells) - len(pending)} already in "
                   f"{sweep.dataset}, {len(pending)} to run in {len(jobs)} bench jobs")
-    waiting = {sweep.key(c) for c in pending}
-    earlier = 0 if sweep.refresh else sweep.earlier([c for c in cells if sweep.key(c) not in waiting])
     if earlier:
         console.print(f"[yellow]{earlier} of the cells already there were run with earlier library sources or before "
                       f"rows kept them (column `sources`); --refresh runs them again")

@@ -378,15 +378,17 @@ def test_gpu_rows_are_held_against_simulated_alltoalls(tmp_path):
 def test_piecewise_costs_are_read_as_simgrid_reads_them():
     # smpi/os's format, as FactorSet: a size on a piece's start belongs to the piece before, below
     # the first piece costs nothing; the device copy adds its full pieces and the rest.
-    from tucoll.calibrate.report import _device_copy, _piecewise
+    from tucoll.calibrate.model import device_copy, piecewise
 
     device_os = "0:0:0;256:7.1e-7:1.69e-9;8192:2.3e-6:0"
-    assert _piecewise(device_os, 0) == 0.0 and _piecewise(device_os, 256) == 0.0
-    assert _piecewise(device_os, 8192) == pytest.approx(7.1e-7 + 1.69e-9 * 8192)
-    assert _piecewise(device_os, 8193) == pytest.approx(2.3e-6)
-    assert _piecewise("3e-6", 1 << 20) == 3e-6
+    assert piecewise(device_os, 0) == 0.0 and piecewise(device_os, 256) == 0.0
+    assert piecewise(device_os, 8192) == pytest.approx(7.1e-7 + 1.69e-9 * 8192)
+    assert piecewise(device_os, 8193) == pytest.approx(2.3e-6)
+    assert piecewise("3e-6", 1 << 20) == 3e-6
     copy = {"smpi/device-copy": "0:1e-5:1e-10", "smpi/device-copy-piece": "131072"}
-    assert _device_copy(copy, 300 * 1024) == pytest.approx(3e-5 + 300 * 1024 * 1e-10)
-    assert _device_copy({**copy, "smpi/device-copy-piece": "0"}, 300 * 1024) == pytest.approx(1e-5 + 300 * 1024 * 1e-10)
-    assert _device_copy({}, 1 << 20) == 0.0
+    pieces, seconds = device_copy(copy, 300 * 1024)
+    assert pieces == 3 and seconds == pytest.approx(3e-5 + 300 * 1024 * 1e-10)
+    pieces, seconds = device_copy({**copy, "smpi/device-copy-piece": "0"}, 300 * 1024)
+    assert pieces == 1 and seconds == pytest.approx(1e-5 + 300 * 1024 * 1e-10)
+    assert device_copy({}, 1 << 20) == (0, 0.0)
 

@@ -24,6 +24,32 @@ def _per_message(value: str) -> tuple[float, float]:
     return float(fixed), float(per_byte)
 
 
+def piecewise(text: str, size: float) -> float:
+    """A cost in smpi/os's format as SimGrid's FactorSet reads it: "size:base:per_byte;..." takes
+    the piece with the largest start below `size` (a size on a start belongs to the piece before;
+    below the first, 0), a lone number is a constant."""
+    if not any(c in text for c in ":;"):
+        return float(text)
+    pieces = sorted(tuple(map(float, part.split(":"))) for part in text.split(";") if part)
+    below = [p for p in pieces if p[0] < size]
+    if not below:
+        return 0.0
+    _, base, *per_byte = below[-1]
+    return base + (per_byte[0] * size if per_byte else 0.0)
+
+
+def device_copy(options: dict[str, str], size: int) -> tuple[int, float]:
+    """How many pieces smpi/device-copy charges an MPI's copy of `size` bytes on device memory, and
+    their seconds: the full pieces of smpi/device-copy-piece bytes and the rest (0 or absent: one
+    piece), as sim/simgrid-patches/smpi-local-copies-on-device.patch does."""
+    text, piece = options.get("smpi/device-copy", ""), int(options.get("smpi/device-copy-piece", 0) or 0)
+    if not text or size <= 0:
+        return 0, 0.0
+    piece = piece if piece > 0 else size
+    full, rest = divmod(size, piece)
+    return full + (rest > 0), full * piecewise(text, piece) + (piecewise(text, rest) if rest else 0.0)
+
+
 def _rate(text: str) -> float:
     """A SimGrid bandwidth ("25GBps") in bytes per second."""
     for suffix, scale in (("GBps", 1e9), ("MBps", 1e6), ("kBps", 1e3), ("Bps", 1.0)):

@@ -13,7 +13,7 @@ from tucoll import sizes as units
 from tucoll.build import REPO_ROOT
 from tucoll.calibrate import gpu
 from tucoll.calibrate.here import HERE_DOCS, HERE_NPROCS_PREDICT
-from tucoll.calibrate.model import Blocks, fit_tuna_parameter, tuna_rounds
+from tucoll.calibrate.model import Blocks, device_copy, fit_tuna_parameter, tuna_rounds
 from tucoll.calibrate.seeds import (CACHE, CROSSOVER_NPROCS, MACHINE_LIST, OPTIONS, TREND_NPROCS, describe, fit_row,
                                     models, ratio_by_p, row_blocks, seconds_of, seeds)
 from tucoll.calibrate.simulations import SimCache
@@ -29,32 +29,6 @@ def _number(value) -> str:
     if isinstance(value, float) and math.isfinite(value):
         return f"{value:.0f}" if value == round(value) and abs(value) >= 1 else f"{value:.3g}"
     return str(value)
-
-
-def _piecewise(text: str, size: float) -> float:
-    """A cost in smpi/os's format as SimGrid's FactorSet reads it: "size:base:per_byte;..." takes
-    the piece with the largest start below `size` (a size on a start belongs to the piece before;
-    below the first, 0), a lone number is a constant."""
-    if not any(c in text for c in ":;"):
-        return float(text)
-    pieces = sorted(tuple(map(float, part.split(":"))) for part in text.split(";") if part)
-    below = [p for p in pieces if p[0] < size]
-    if not below:
-        return 0.0
-    _, base, *per_byte = below[-1]
-    return base + (per_byte[0] * size if per_byte else 0.0)
-
-
-def _device_copy(options: dict[str, str], size: int) -> float:
-    """What smpi/device-copy charges an MPI's copy of `size` bytes on device memory, in seconds:
-    its full pieces of smpi/device-copy-piece bytes and the rest (0 or absent: one piece), as
-    sim/simgrid-patches/smpi-local-copies-on-device.patch does."""
-    text, piece = options.get("smpi/device-copy", ""), int(options.get("smpi/device-copy-piece", 0) or 0)
-    if not text or size <= 0:
-        return 0.0
-    piece = piece if piece > 0 else size
-    rest = size % piece
-    return size // piece * _piecewise(text, piece) + (_piecewise(text, rest) if rest else 0.0)
 
 
 def _markdown(frame: pd.DataFrame, floats: str | None = None) -> str:
@@ -111,9 +85,10 @@ def gpu_section(held: pd.DataFrame, left: pd.DataFrame) -> list[str]:
             # smpi/device-os's last piece, the rendezvous: "size:seconds:seconds per byte".
             rendezvous = float(options["smpi/device-os"].split(";")[-1].split(":")[1]) * 1e6
             # The MPI's copy of a rank's own 4 MiB block, piece by piece (smpi/device-copy).
-            block, piece = 4 << 20, int(options.get("smpi/device-copy-piece", 0) or 0) or 4 << 20
-            pieces = math.ceil(block / piece)
-            own_copy, small_copy = _device_copy(options, block) * 1e6, _device_copy(options, gpu.SMALL) * 1e6
+            block = 4 << 20
+            pieces, own_copy = device_copy(options, block)
+            piece = int(options.get("smpi/device-copy-piece", 0) or 0) or block
+            small_copy = device_copy(options, gpu.SMALL)[1] * 1e6
             # What the exchange costs around its copies: the kernel variant at 16 B less its one launch.
             exchange = value["thetagpu_p8_kernel_ipc_small_overhead"] - ipc["kernel_latency"] * 1e6
 
@@ -127,7 +102,7 @@ def gpu_section(held: pd.DataFrame, left: pd.DataFrame) -> list[str]:
                 f"bytes (a rendezvous adds {rendezvous:.1f} us, and UCX 1.11 copies to a rank's 7 peers at once, on a "
                 "stream per peer GPU: src/uct/cuda/cuda_ipc/cuda_ipc_ep.c); what holds the MPI back is its copy of "
                 f"each rank's own block, which Open MPI 4.1.1 makes in {piece // 1024} KiB pieces, each a copy on the "
-                f"GPU that it waits for ({pieces} pieces, {own_copy:.0f} us: "
+                f"GPU that it waits for ({pieces} pieces, {own_copy * 1e6:.0f} us: "
                 "smpi/device-copy, sim/simgrid-patches/smpi-local-copies-on-device.patch). At 16 B `ipc` hands the "
                 "blocks to the MPI's own alltoall, as the seed's design hands them to its optimised small-message "
                 "alltoall (9.48 us, 39 % faster than MVAPICH2-GDR's); the simulated MPI is Open MPI's, whose copy "
