@@ -66,6 +66,15 @@ typedef struct tucoll_plan *tucoll_request_t;
 TUCOLL_API int tucoll_start(tucoll_request_t *request);
 TUCOLL_API int tucoll_test(tucoll_request_t *request, int *flag);
 TUCOLL_API int tucoll_wait(tucoll_request_t *request);
+/* Advances every outstanding nonblocking and persistent operation of this process once, without
+   blocking and without completing any request (each is still completed by its wait or test, which
+   reports its errors); *pending, where not NULL, is how many remain outstanding. For a program
+   that waits in the MPI library for requests of its own while tucoll operations are outstanding:
+   MPI's progress rule lets another rank's completion depend on them, and they advance only when
+   tucoll runs, so such a wait polls (MPI_Test, then tucoll_progress) while *pending > 0. The
+   interposer's waits do this. The same thread rules as tucoll_test; called from a nonblocking
+   operation's own MPI calls (under an interposer), it does nothing and sets *pending to 0. */
+TUCOLL_API int tucoll_progress(int *pending);
 /* Frees an inactive persistent request (an active one is refused: wait for it first) and sets
    *request = TUCOLL_REQUEST_NULL. As MPI's, a plan keeps its communicator: it may be started
    after MPI_Comm_free, and the last plan's free releases what tucoll kept of the communicator. */

@@ -2,8 +2,9 @@
 // behind them: every algorithm's result matches the MPI's on the same buffers, completed by
 // tucoll_wait or by tucoll_test alone; a start is local (it returns before any other rank has
 // started); operations outstanding at once on a communicator, and blocking calls between a start
-// and its wait, are completed in any order per rank without crossing; a persistent start posts
-// its first round at once; the caller may free the call's datatypes or its communicator before
+// and its wait, are completed in any order per rank without crossing; tucoll_progress advances
+// them for a rank that waits on a request of its own; a persistent start posts its first round
+// at once; the caller may free the call's datatypes or its communicator before
 // the wait, as MPI allows.
 #include <gtest/gtest.h>
 
@@ -66,7 +67,9 @@ TEST_P(Nonblocking, AStartIsLocal) {
     if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
     MPI_Comm comm = fresh_communicator();
     // ipc's first call on a communicator agrees on its backend, blocking at its start (documented).
-    if (std::string(GetParam()).rfind("ipc", 0) == 0) EXPECT_TRUE(uniform_int_alltoallv(GetParam(), 1, comm));
+    if (std::string(GetParam()).rfind("ipc", 0) == 0) {
+        EXPECT_TRUE(uniform_int_alltoallv(GetParam(), 1, comm));
+    }
     TypedExchange x;
     TUCOLL_ASSERT_SETUP(build_exchange("powerlaw", "char", 64, 5, &x));
     const bench::Bytes want = vendor_alltoallv(x);
@@ -154,6 +157,44 @@ TEST(NonblockingOperations, ABlockingCallOnTheCommunicatorBetweenStartAndWait) {
         EXPECT_EQ(flag, 1);  // the blocking call completed it
     }
     EXPECT_TRUE(all_ranks(a.buffers.recv == want));
+}
+
+TEST(NonblockingOperations, ProgressAdvancesWhatAWaitForAnotherRequestNeeds) {
+    // MPI's progress rule: rank 1 waits for a message that rank 0 sends only once the exchange has
+    // completed there, polling MPI_Test and tucoll_progress, which advances the exchange's rounds
+    // here without completing its request (a plain MPI_Wait would wait for ever).
+    if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+    for (const char *spec : {"tuna:radix=2", "bruck2", "pairwise"}) {
+        TypedExchange x;
+        TUCOLL_ASSERT_SETUP(build_exchange("powerlaw", "char", 64, 23, &x));
+        const bench::Bytes want = vendor_alltoallv(x);
+        tucoll_request_t r = TUCOLL_REQUEST_NULL;
+        ASSERT_EQ(start(spec, x, &r), MPI_SUCCESS);
+        int token = 0, pending = -1;
+        bool arrived = true;
+        if (world_rank() == 1) {
+            MPI_Request message = MPI_REQUEST_NULL;
+            MPI_Irecv(&token, 1, MPI_INT, 0, 78, MPI_COMM_WORLD, &message);
+            const double deadline = MPI_Wtime() + 60;  // a test with a deadline, not a hang
+            int flag = 0;
+            while (!flag && MPI_Wtime() < deadline) {
+                MPI_Test(&message, &flag, MPI_STATUS_IGNORE);
+                if (!flag) {
+                    EXPECT_EQ(tucoll_progress(&pending), MPI_SUCCESS);
+                }
+            }
+            arrived = flag != 0;
+            if (!arrived) MPI_Cancel(&message), MPI_Request_free(&message);
+            EXPECT_NE(r, TUCOLL_REQUEST_NULL);  // still this rank's to complete
+        }
+        EXPECT_EQ(tucoll_wait(&r), MPI_SUCCESS);
+        if (world_rank() == 0) MPI_Send(&token, 1, MPI_INT, 1, 78, MPI_COMM_WORLD);
+        EXPECT_TRUE(all_ranks(arrived)) << spec << ": the exchange did not advance while rank 1 polled";
+        EXPECT_TRUE(all_ranks(x.buffers.recv == want)) << spec;
+        EXPECT_EQ(tucoll_progress(&pending), MPI_SUCCESS);
+        EXPECT_EQ(pending, 0);
+        EXPECT_EQ(tucoll_progress(nullptr), MPI_SUCCESS);
+    }
 }
 
 TEST(NonblockingOperations, SteadyStateReusesItsRequests) {

@@ -180,6 +180,15 @@ bool idle_slow() {
     return static_cast<int>(e.outstanding.size()) <= e.on_stack;
 }
 
+int progress_from_outside() {
+    if (outstanding_count.load(std::memory_order_relaxed) == 0) return 0;
+    EngineLock lock;
+    Engine &e = Engine::get();
+    if (e.on_stack > 0) return 0;
+    progress_slow();
+    return static_cast<int>(e.outstanding.size());
+}
+
 void progress_slow() {
     EngineLock lock;
     Engine &e = Engine::get();

@@ -142,6 +142,11 @@ extern std::atomic<int> outstanding_count;
 // True when no operation is outstanding apart from those running on the stack.
 bool idle_slow();
 inline bool idle() { return outstanding_count.load(std::memory_order_relaxed) == 0 || idle_slow(); }
+// tucoll_progress: advances every outstanding operation once (progress()) and returns how many
+// remain outstanding; inside a running nonblocking schedule (tucoll's own MPI calls come back
+// through the interposer's waits and tests) it does nothing and returns 0, since the waits of
+// tucoll's schedules already advance the rest, and progress never nests from there.
+int progress_from_outside();
 // Advances every outstanding operation not on the stack, in start order, without blocking.
 void progress_slow();
 inline void progress() {

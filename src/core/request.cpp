@@ -1,5 +1,5 @@
 // tucoll_start, tucoll_test, tucoll_wait and tucoll_request_free: MPI_Start/Test/Wait/
-// Request_free for tucoll's requests, persistent or nonblocking.
+// Request_free for tucoll's requests, persistent or nonblocking; tucoll_progress for all of them.
 #include "core/request.h"
 
 #include "core/context.h"
@@ -66,6 +66,12 @@ extern "C" int tucoll_test(tucoll_request_t *request, int *flag) {
         return MPI_SUCCESS;
     }
     return tucoll::prefix_error(tucoll::conclude(request), "tucoll_test");
+}
+
+extern "C" int tucoll_progress(int *pending) {
+    const int left = tucoll::engine::progress_from_outside();
+    if (pending != nullptr) *pending = left;
+    return MPI_SUCCESS;
 }
 
 extern "C" int tucoll_wait(tucoll_request_t *request) {

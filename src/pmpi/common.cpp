@@ -8,14 +8,17 @@
 //
 //     LD_PRELOAD=libtucoll_preload.so mpirun ...      (or by linking -ltucoll_preload before MPI)
 //
-// Every other MPI call is untouched; intercommunicators go to PMPI. TUCOLL_DISABLE=1 makes it a
+// The waits, tests and blocking point-to-point calls advance tucoll's outstanding nonblocking
+// collectives while they wait (MPI's progress rule). Every other MPI call is untouched;
+// intercommunicators go to PMPI. TUCOLL_DISABLE=1 makes it a
 // pure pass-through; TUCOLL_VERBOSE=1 has rank 0 of each communicator log, once per collective and
 // algorithm, what ran. The library itself calls the MPI library through PMPI where it means the
 // vendor's collective, so nothing comes back here.
 //
 // The rooms: this one (the environment, the log, errors, MPI_Init), bindings.cpp (the blocking
-// collectives), nonblocking.cpp, persistent.cpp, completion.cpp (the wait and test family) and
-// fortran.cpp; interpose.h is what they share, and says the PMPI rule.
+// collectives), nonblocking.cpp, persistent.cpp, completion.cpp (the wait and test family),
+// point_to_point.cpp (the blocking sends, receives and probes) and fortran.cpp; interpose.h is
+// what they share, and says the PMPI rule and MPI's progress rule.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

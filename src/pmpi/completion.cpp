@@ -1,12 +1,27 @@
 // The wait and test family: the MPI's own, after tucoll's requests among them advanced. The wait
 // family completes every tucoll request among its arguments first; the test family only advances
 // the nonblocking ones (a persistent plan's exchange still runs to its end there, since its MPI
-// handle cannot report it incomplete).
+// handle cannot report it incomplete). Beyond its arguments, a wait advances every outstanding
+// tucoll operation while it waits, and a test once (MPI's progress rule: interpose.h).
 #include <cstdio>
 
 #include "interpose.h"
 
 using namespace tucoll::preload;
+
+namespace tucoll::preload {
+
+bool may_advance_others() {
+    if (!any_started() && !any_plans()) return false;
+    static const bool serialized = [] {
+        int level = MPI_THREAD_SINGLE;
+        PMPI_Query_thread(&level);
+        return level < MPI_THREAD_MULTIPLE;
+    }();
+    return serialized;
+}
+
+}  // namespace tucoll::preload
 
 namespace {
 
@@ -14,8 +29,10 @@ namespace {
 // `requests` advanced (completed with `block`; one that failed freed where `release_failed`),
 // then the exchanges of its active plans run.
 int advance_tucoll(int count, MPI_Request requests[], bool block, bool release_failed) {
-    const int rc = advance_started(count, requests, block, release_failed);
-    return rc != MPI_SUCCESS ? rc : complete_plans(count, requests);
+    int rc = advance_started(count, requests, block, release_failed);
+    if (rc == MPI_SUCCESS) rc = complete_plans(count, requests);
+    if (rc == MPI_SUCCESS && !block && may_advance_others()) tucoll_progress(nullptr);
+    return rc;
 }
 
 int advance_tucoll(int count, const MPI_Request requests[]) {  // status queries: nothing freed
@@ -38,7 +55,8 @@ TUCOLL_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status) {
     int rc = advance_tucoll(1, request, true, true);
     if (rc != MPI_SUCCESS) return rc;
     const MPI_Request handle = *request;
-    rc = PMPI_Wait(request, status);
+    rc = wait_advancing_others([&](int *flag) { return PMPI_Test(request, flag, status); },
+                               [&] { return PMPI_Wait(request, status); });
     empty_status(handle, status);
     return rc;
 }
@@ -64,7 +82,8 @@ TUCOLL_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Sta
 TUCOLL_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     int rc = advance_tucoll(count, requests, true, true);
     if (rc != MPI_SUCCESS) return rc;
-    rc = PMPI_Waitall(count, requests, statuses);
+    rc = wait_advancing_others([&](int *flag) { return PMPI_Testall(count, requests, flag, statuses); },
+                               [&] { return PMPI_Waitall(count, requests, statuses); });
     if (statuses != MPI_STATUSES_IGNORE && requests != nullptr) {
         for (int i = 0; i < count; ++i) empty_status(requests[i], &statuses[i]);
     }
@@ -102,7 +121,8 @@ TUCOLL_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI
     }
     int rc = complete_plans(count, requests);
     if (rc != MPI_SUCCESS) return rc;
-    rc = PMPI_Waitany(count, requests, index, status);
+    rc = wait_advancing_others([&](int *flag) { return PMPI_Testany(count, requests, index, flag, status); },
+                               [&] { return PMPI_Waitany(count, requests, index, status); });
     if (index != nullptr) empty_status_at(requests, *index, status);
     return rc;
 }
@@ -126,7 +146,13 @@ TUCOLL_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcoun
     }
     int rc = complete_plans(incount, requests);
     if (rc != MPI_SUCCESS) return rc;
-    rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    rc = wait_advancing_others(
+        [&](int *flag) {
+            const int trc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+            *flag = outcount == nullptr || *outcount != 0;  // MPI_UNDEFINED: nothing active
+            return trc;
+        },
+        [&] { return PMPI_Waitsome(incount, requests, outcount, indices, statuses); });
     empty_statuses(requests, outcount, indices, statuses);
     return rc;
 }

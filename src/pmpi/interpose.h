@@ -37,7 +37,40 @@ bool any_started(int count, const MPI_Request requests[]);
 // completes the generalized request of each that has; one that failed is reported and, where
 // `release_failed`, freed. Returns the first error.
 int advance_started(int count, MPI_Request requests[], bool block, bool release_failed);
+// Whether a nonblocking tucoll request exists (started and not yet completed by the program).
+bool any_started();
 
+// ---- completion.cpp: the wait and test family
+// MPI's progress rule: while a program waits in the MPI library, its outstanding nonblocking
+// collectives advance, and another rank's completion (of one of them, or of a message it sends
+// only after one) may depend on that. tucoll's advance only when tucoll runs, so while any is
+// outstanding a wait here polls — the MPI's test, then tucoll_progress — and falls back to the
+// MPI's blocking wait once none is; a test advances them once. Under MPI_THREAD_MULTIPLE neither
+// (another thread may be in tucoll; TUCOLL_PROGRESS=thread advances them there).
+// Whether tucoll operations may be outstanding and this thread may advance them.
+bool may_advance_others();
+// Whether tucoll operations are outstanding that this thread may advance (after advancing them
+// once): what turns a blocking call into its polled nonblocking form.
+inline bool others_outstanding() {
+    if (!may_advance_others()) return false;
+    int pending = 0;
+    tucoll_progress(&pending);
+    return pending > 0;
+}
+// The MPI's `wait()`, or, while tucoll operations are outstanding, its `test(&flag)` polled with
+// tucoll_progress between.
+template <class Test, class Wait>
+int wait_advancing_others(Test &&test, Wait &&wait) {
+    if (!may_advance_others()) return wait();
+    for (;;) {
+        int pending = 0;
+        tucoll_progress(&pending);
+        if (pending == 0) return wait();
+        int flag = 0;
+        const int rc = test(&flag);
+        if (rc != MPI_SUCCESS || flag) return rc;
+    }
+}
 // ---- persistent.cpp: tucoll's plans behind inactive persistent requests of the MPI
 // Runs the exchanges of the active plans among `requests`, in array order.
 int complete_plans(int count, const MPI_Request requests[]);
@@ -45,5 +78,7 @@ int complete_plans(int count, const MPI_Request requests[]);
 void empty_status(MPI_Request request, MPI_Status *status);
 // Frees the plan paired with `request`, if any; refused while it is active.
 int free_plan(MPI_Request request);
+// Whether a persistent tucoll plan exists (one may be active).
+bool any_plans();
 
 }  // namespace tucoll::preload

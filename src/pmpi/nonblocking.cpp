@@ -59,6 +59,8 @@ bool is_started(MPI_Request request) {
     return started_requests.count(request) != 0;
 }
 
+bool any_started() { return started_count.load(std::memory_order_acquire) != 0; }
+
 bool any_started(int count, const MPI_Request requests[]) {
     if (started_count.load(std::memory_order_acquire) == 0 || requests == nullptr) return false;
     std::lock_guard<std::mutex> lock(started_mutex);

@@ -109,6 +109,8 @@ void empty_status(MPI_Request request, MPI_Status *status) {
     status->MPI_ERROR = MPI_SUCCESS;
 }
 
+bool any_plans() { return persistent_count.load(std::memory_order_acquire) != 0; }
+
 int free_plan(MPI_Request request) {
     Persistent p;
     if (!find_persistent(request, &p)) return MPI_SUCCESS;
@@ -202,5 +204,6 @@ namespace tucoll::preload {
 int complete_plans(int, const MPI_Request[]) { return MPI_SUCCESS; }
 void empty_status(MPI_Request, MPI_Status *) {}
 int free_plan(MPI_Request) { return MPI_SUCCESS; }
+bool any_plans() { return false; }
 }  // namespace tucoll::preload
 #endif  // TUCOLL_PRELOAD_PERSISTENT

@@ -3,7 +3,8 @@
 # LD_PRELOAD=libtucoll_preload.so, tucoll's log shows it took the calls (TUCOLL_VERBOSE=1), and
 # TUCOLL_DISABLE=1 makes it a pass-through. With a second program (linked against the interposer
 # at build time) the same holds without LD_PRELOAD. With TUCOLL_PROGRESS=thread the interposer
-# initializes MPI with MPI_THREAD_MULTIPLE and a progress thread runs the nonblocking calls.
+# initializes MPI with MPI_THREAD_MULTIPLE and a progress thread runs the nonblocking calls; without
+# it, the program's waits on its own requests advance them (MPI's progress rule).
 #
 #   check_preload.sh PRELOAD_LIB PROGRAM LINKED_PROGRAM NPROCS MPIEXEC [MPIEXEC_FLAGS...]
 set -euo pipefail
@@ -31,9 +32,11 @@ run recorded "$program" LD_PRELOAD="$lib" TUCOLL_RECORD="$tmp/recording"
 # A job-wide spec that does not fit the program's 2-rank communicators: adjusted there, not fatal.
 run clamped "$program" LD_PRELOAD="$lib" TUCOLL_VERBOSE=1 TUCOLL_ALLTOALLV=tuna:radix=3
 run progress "$program" LD_PRELOAD="$lib" TUCOLL_VERBOSE=1 TUCOLL_PROGRESS=thread TUCOLL_ALLTOALLV=tuna:radix=2
+# Several rounds and no thread: the program's waits on its own requests advance the collectives.
+run rounds "$program" LD_PRELOAD="$lib" TUCOLL_ALLTOALLV=tuna:radix=2
 
 grep -q ": ok" "$tmp/plain.out" || { echo "FAIL: the program printed no checks"; exit 1; }
-for name in preload disabled linked clamped recorded progress; do
+for name in preload disabled linked clamped recorded progress rounds; do
     if ! diff -u "$tmp/plain.out" "$tmp/$name.out"; then echo "FAIL: $name output differs from plain MPI"; exit 1; fi
 done
 calls=(MPI_Alltoallv MPI_Alltoall MPI_Allgather MPI_Allgatherv MPI_Ialltoallv MPI_Ialltoall MPI_Iallgather

@@ -121,7 +121,8 @@ static void allgathers(MPI_Comm comm, const char *name) {
 
 /* MPI_Ialltoallv completed by MPI_Waitall beside a ring exchange, then by MPI_Waitany beside a
  * ring that rank 0 closes outside any collective's progress (a Waitany that waited for the
- * collective before the receive would hang), MPI_Ialltoall by polling MPI_Test, MPI_Iallgather by
+ * collective before the receive would hang), then beside a wait for a message sent after it,
+ * MPI_Ialltoall by polling MPI_Test, MPI_Iallgather by
  * MPI_Wait and MPI_Iallgatherv by polling MPI_Testall. */
 static void nonblocking(MPI_Comm comm, const char *name) {
     int p, me;
@@ -161,6 +162,30 @@ static void nonblocking(MPI_Comm comm, const char *name) {
          received_right(p, me, rc, rd, recv, 0.0);
     snprintf(what, sizeof what, "MPI_Ialltoallv by MPI_Waitany on %s", name);
     check(what, ok, comm);
+
+    /* MPI's progress rule: rank 1 waits for a message that rank 0 sends only once its
+     * MPI_Ialltoallv has completed — in an MPI_Wait that names no collective, then in a blocking
+     * MPI_Probe and MPI_Recv; the collective's rounds on rank 1 must advance there meanwhile, or
+     * rank 0 never completes it. */
+    static const char *const waits[2] = {"MPI_Wait", "MPI_Recv"};
+    for (int way = 0; way < 2; ++way) {
+        for (int j = 0; j < nr; ++j) recv[j] = -1;
+        got = me == 1 ? -1 : 0;
+        MPI_Ialltoallv(send, sc, sd, MPI_DOUBLE, recv, rc, rd, MPI_DOUBLE, comm, &all[0]);
+        if (me == 1 && way == 0) {
+            MPI_Irecv(&got, 1, MPI_INT, 0, 10, comm, &all[1]);
+            MPI_Wait(&all[1], MPI_STATUS_IGNORE);
+        } else if (me == 1) {
+            MPI_Status status;
+            MPI_Probe(0, 10, comm, &status);
+            MPI_Recv(&got, 1, MPI_INT, status.MPI_SOURCE, 10, comm, MPI_STATUS_IGNORE);
+        }
+        MPI_Wait(&all[0], MPI_STATUS_IGNORE);
+        if (me == 0 && p > 1) MPI_Send(&token, 1, MPI_INT, 1, 10, comm);
+        ok = got == 0 && all[0] == MPI_REQUEST_NULL && received_right(p, me, rc, rd, recv, 0.0);
+        snprintf(what, sizeof what, "MPI_Ialltoallv beside an %s for what follows it on %s", waits[way], name);
+        check(what, ok, comm);
+    }
 
     int *blocks = malloc(2 * p * sizeof(int)), *gathered = malloc(2 * p * sizeof(int));
     for (int j = 0; j < 2 * p; ++j) blocks[j] = 100 * me + j;
