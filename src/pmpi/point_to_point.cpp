@@ -61,19 +61,21 @@ TUCOLL_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype 
     MPI_Status statuses[2];
     rc = wait_advancing_others([&](int *flag) { return PMPI_Testall(2, requests, flag, statuses); },
                                [&] { return PMPI_Waitall(2, requests, statuses); });
-    if (rc == MPI_ERR_IN_STATUS) rc = statuses[0].MPI_ERROR != MPI_SUCCESS ? statuses[0].MPI_ERROR : statuses[1].MPI_ERROR;
+    if (rc == MPI_ERR_IN_STATUS) {
+        rc = statuses[0].MPI_ERROR != MPI_SUCCESS ? statuses[0].MPI_ERROR : statuses[1].MPI_ERROR;
+    }
     if (status != MPI_STATUS_IGNORE) *status = statuses[0];
     return rc;
 }
 
+// A probe needs no request of its own: the poll is its test form (the MPI's own probe where nothing
+// is outstanding).
 TUCOLL_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
-    if (!others_outstanding()) return PMPI_Probe(source, tag, comm, status);
     return wait_advancing_others([&](int *flag) { return PMPI_Iprobe(source, tag, comm, flag, status); },
                                  [&] { return PMPI_Probe(source, tag, comm, status); });
 }
 
 TUCOLL_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
-    if (!others_outstanding()) return PMPI_Mprobe(source, tag, comm, message, status);
     return wait_advancing_others([&](int *flag) { return PMPI_Improbe(source, tag, comm, flag, message, status); },
                                  [&] { return PMPI_Mprobe(source, tag, comm, message, status); });
 }
