@@ -368,7 +368,9 @@ TUCOLL_API int tucoll_comm_get_topology(MPI_Comm comm, tucoll_topology_t *topolo
    `auto` agreed on at its first call on `comm` (the tuning table, its entry, online tuning's
    choices), so that the next call agrees again — collectively: call it on every rank of `comm`
    between the same two collective calls. A changed TUCOLL_TUNING_FILE path is then read; a file
-   changed in place under the same path is not (tables are read once per process and path). */
+   changed in place under the same path is not (tables are read once per process and path). The
+   environment's choices for `comm` (TUCOLL_<COLLECTIVE>, TUCOLL_CHECK), read when tucoll first
+   used it, are read again too. */
 TUCOLL_API int tucoll_comm_release_scratch(MPI_Comm comm);
 
 /* ---- Recording a program's exchanges ---------------------------------------------------------- */

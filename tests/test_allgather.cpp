@@ -260,8 +260,8 @@ TEST(AllgatherSelection, EnvironmentVariablesChooseTheDefault) {
     tucoll_stats_t s;
     std::vector<int> send(2, 3), recv(2 * p), counts(p, 2), displs(p);
     for (int i = 0; i < p; ++i) displs[i] = 2 * i;
-    setenv("TUCOLL_ALLGATHER", "sparbit", 1);
-    setenv("TUCOLL_ALLGATHERV", "ring", 1);
+    ScopedEnv allgather("TUCOLL_ALLGATHER", "sparbit");
+    ScopedEnv allgatherv("TUCOLL_ALLGATHERV", "ring");
     ASSERT_EQ(tucoll_allgather(send.data(), 2, MPI_INT, recv.data(), 2, MPI_INT, MPI_COMM_WORLD), MPI_SUCCESS);
     ASSERT_EQ(tucoll_get_stats(MPI_COMM_WORLD, &s), MPI_SUCCESS);
     EXPECT_STREQ(s.collective, "allgather");
@@ -272,8 +272,6 @@ TEST(AllgatherSelection, EnvironmentVariablesChooseTheDefault) {
     ASSERT_EQ(tucoll_get_stats(MPI_COMM_WORLD, &s), MPI_SUCCESS);
     EXPECT_STREQ(s.collective, "allgatherv");
     EXPECT_STREQ(s.algorithm, "ring");
-    unsetenv("TUCOLL_ALLGATHER");
-    unsetenv("TUCOLL_ALLGATHERV");
 }
 
 // Blocks above the large-message limit travel as one element of a byte datatype; lowering the

@@ -270,28 +270,8 @@ class TableFile {
     bool owner_ = false;
 };
 
-// auto agrees on the table at its first call on a communicator and keeps it; releasing the
-// communicator's scratch (on every rank) makes the next call read the changed variable.
-class ScopedEnv {
-  public:
-    ScopedEnv(const char *name, const std::string &value) : name_(name) {
-        const char *old = std::getenv(name);
-        had_ = old != nullptr;
-        if (had_) old_ = old;
-        setenv(name, value.c_str(), 1);
-        tucoll_comm_release_scratch(MPI_COMM_WORLD);
-    }
-    ~ScopedEnv() {
-        if (had_) setenv(name_, old_.c_str(), 1);
-        else unsetenv(name_);
-        tucoll_comm_release_scratch(MPI_COMM_WORLD);
-    }
-
-  private:
-    const char *name_;
-    bool had_ = false;
-    std::string old_;
-};
+// auto agrees on the table at its first call on a communicator and keeps it; ScopedEnv
+// (test_util.h) releases the communicator's scratch, so that the next call reads the changed variable.
 
 // Rank i sends `bytes(i, j)` bytes to rank j; returns true on every rank iff auto ran `expected`
 // on every rank with the vendor's result, and every rank returned MPI_SUCCESS.

@@ -8,6 +8,7 @@
 
 #include "alltoallv/alltoallv.h"
 #include "core/context.h"
+#include "core/datatype.h"
 #include "test_util.h"
 #include "tucoll.h"
 #include "typed_buffers.h"
@@ -186,6 +187,54 @@ TEST(Stats, DescribeTheLastCall) {
             EXPECT_STREQ(s.path, vendor ? "typed" : std::string(type) == "int" ? "direct" : "packed send+recv");
         }
     }
+}
+
+// The environment's choice is read when tucoll first uses a communicator and again at
+// tucoll_comm_release_scratch, not at every call (a getenv per call cost more than a small call).
+TEST(Settings, EnvironmentIsReadAtFirstUseAndAtReleaseScratch) {
+    const int p = world_size();
+    std::vector<int> send(p, world_rank()), recv(p), counts(p, 1), displs(p);
+    std::iota(displs.begin(), displs.end(), 0);
+    FreshComm c, unused;
+    auto ran = [&](MPI_Comm comm) {
+        tucoll_stats_t s;
+        EXPECT_EQ(tucoll_alltoallv(send.data(), counts.data(), displs.data(), MPI_INT, recv.data(), counts.data(),
+                                   displs.data(), MPI_INT, comm),
+                  MPI_SUCCESS);
+        EXPECT_EQ(tucoll_get_stats(comm, &s), MPI_SUCCESS);
+        return std::string(s.algorithm);
+    };
+    ScopedEnv env("TUCOLL_ALLTOALLV", "pairwise", c.comm);
+    EXPECT_EQ(ran(c.comm), "pairwise");
+    setenv("TUCOLL_ALLTOALLV", "linear", 1);
+    EXPECT_EQ(ran(c.comm), "pairwise");  // the communicator keeps what it read
+    EXPECT_EQ(ran(unused.comm), "linear");  // one tucoll had not used reads it at its first call
+    EXPECT_EQ(tucoll_comm_release_scratch(c.comm), MPI_SUCCESS);
+    EXPECT_EQ(ran(c.comm), "linear");
+}
+
+// Named datatypes are described once per process; a derived type is asked every time, since a
+// freed one's handle may come back as another layout.
+TEST(Datatypes, DerivedTypesAreNotRememberedByHandle) {
+    TypeInfo info;
+    ASSERT_EQ(TypeInfo::query(MPI_INT, &info), MPI_SUCCESS);
+    ASSERT_EQ(TypeInfo::query(MPI_INT, &info), MPI_SUCCESS);  // the kept description
+    EXPECT_EQ(info.size, static_cast<int64_t>(sizeof(int)));
+    EXPECT_TRUE(info.contiguous);
+    for (int round = 0; round < 4; ++round) {
+        MPI_Datatype type;
+        if (round % 2 == 0) {
+            MPI_Type_contiguous(3, MPI_INT, &type);
+        } else {
+            MPI_Type_vector(3, 1, 2, MPI_INT, &type);
+        }
+        MPI_Type_commit(&type);
+        ASSERT_EQ(TypeInfo::query(type, &info), MPI_SUCCESS);
+        EXPECT_EQ(info.size, static_cast<int64_t>(3 * sizeof(int)));
+        EXPECT_EQ(info.contiguous, round % 2 == 0) << round;
+        MPI_Type_free(&type);
+    }
+    EXPECT_EQ(TypeInfo::query(MPI_DATATYPE_NULL, &info), MPI_ERR_TYPE);
 }
 
 // Library messages travel on the context's private duplicate: a wildcard receive the user has

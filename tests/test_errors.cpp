@@ -167,9 +167,11 @@ TEST(BadSpec, UnknownParameterAndSyntax) {
 
 TEST(BadSpec, EnvironmentVariableIsCheckedToo) {
     Args a;
-    setenv("TUCOLL_ALLTOALLV", "scattered:block_count=x", 1);
-    const int rc = a.call(nullptr);
-    unsetenv("TUCOLL_ALLTOALLV");
+    int rc = MPI_SUCCESS;
+    {
+        ScopedEnv env("TUCOLL_ALLTOALLV", "scattered:block_count=x", a.comm);
+        rc = a.call(nullptr);
+    }
     EXPECT_EQ(rc, MPI_ERR_ARG);
     EXPECT_NE(std::string(tucoll_error_string(rc)).find("TUCOLL_ALLTOALLV=scattered:block_count=x"), std::string::npos)
         << tucoll_error_string(rc);
@@ -190,9 +192,11 @@ TEST(JobWideSpec, OutOfRangeForThisCommunicatorIsClamped) {
         return tucoll_alltoallv_with(spec, send.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
                                      counts.data(), displs.data(), MPI_INT, pair);
     };
-    setenv("TUCOLL_ALLTOALLV", "tuna:radix=3", 1);
-    const int rc = call(nullptr);
-    unsetenv("TUCOLL_ALLTOALLV");
+    int rc = MPI_SUCCESS;
+    {
+        ScopedEnv env("TUCOLL_ALLTOALLV", "tuna:radix=3", pair);
+        rc = call(nullptr);
+    }
     EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
     tucoll_stats_t s;
     ASSERT_EQ(tucoll_get_stats(pair, &s), MPI_SUCCESS);
@@ -207,9 +211,11 @@ TEST(BadInputOnSomeRanks, GlobalCheckingReportsItEverywhere) {
     if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
     Args a;
     if (a.me == a.p - 1) a.scounts[0] = -3;  // only the last rank is wrong
-    setenv("TUCOLL_CHECK", "global", 1);
-    const int rc = a.call("linear");
-    unsetenv("TUCOLL_CHECK");
+    int rc = MPI_SUCCESS;
+    {
+        ScopedEnv env("TUCOLL_CHECK", "global", a.comm);
+        rc = a.call("linear");
+    }
     EXPECT_EQ(rc, MPI_ERR_COUNT);
     const std::string msg = tucoll_error_string(rc);
     if (a.me == a.p - 1) {

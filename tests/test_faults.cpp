@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -140,10 +141,13 @@ TEST_P(Mismatched, EveryRankReturns) {
                 print_row(spec, m.name, mode, Outcome{std::vector<int>(p, kNotRun), 0});
                 continue;
             }
-            if (global) setenv("TUCOLL_CHECK", "global", 1);
             double seconds = 0;
-            const int rc = exchange(spec, m, comm, &seconds);
-            unsetenv("TUCOLL_CHECK");
+            int rc = MPI_SUCCESS;
+            {
+                std::optional<ScopedEnv> env;
+                if (global) env.emplace("TUCOLL_CHECK", "global", comm);
+                rc = exchange(spec, m, comm, &seconds);
+            }
             const Outcome o = gather(rc, seconds, comm);
             print_row(spec, m.name, mode, o);
             if (global) {
@@ -204,12 +208,16 @@ TEST_P(GatherMismatched, EveryRankReturns) {
                       Outcome{std::vector<int>(p, kNotRun), 0});
             continue;
         }
-        if (global) setenv("TUCOLL_CHECK", "global", 1);
         std::vector<int> recv;
-        const double start = MPI_Wtime();
-        const int rc = gather_call(c, false, &recv);
-        const double seconds = MPI_Wtime() - start;
-        unsetenv("TUCOLL_CHECK");
+        double seconds = 0;
+        int rc = MPI_SUCCESS;
+        {
+            std::optional<ScopedEnv> env;
+            if (global) env.emplace("TUCOLL_CHECK", "global");
+            const double start = MPI_Wtime();
+            rc = gather_call(c, false, &recv);
+            seconds = MPI_Wtime() - start;
+        }
         EXPECT_EQ(recv.back(), -1) << c.spec << ": wrote past the receive buffer";
         const Outcome o = gather(rc, seconds, MPI_COMM_WORLD);
         print_row(c.collective + " " + c.spec, "rank 1 gives 2 ints, the others 4", mode, o);

@@ -106,22 +106,20 @@ TEST(Params, BoundsPrintAsFormulas) {
 TEST(Selection, ExplicitSpecBeatsEnvironmentBeatsDefault) {
     const auto &reg = alltoallv::registry();
     Selection sel;
-    unsetenv("TUCOLL_ALLTOALLV");
-    ASSERT_EQ(select_algorithm(reg, nullptr, Scope{4, 4}, &sel), MPI_SUCCESS);
+    ASSERT_EQ(select_algorithm(reg, nullptr, nullptr, Scope{4, 4}, &sel), MPI_SUCCESS);
     EXPECT_EQ(sel.spec, reg.default_spec());
     EXPECT_STREQ(sel.source, "default");
-    setenv("TUCOLL_ALLTOALLV", "scattered:block_count=2", 1);
-    ASSERT_EQ(select_algorithm(reg, "", Scope{4, 4}, &sel), MPI_SUCCESS);
+    ASSERT_EQ(select_algorithm(reg, nullptr, "", Scope{4, 4}, &sel), MPI_SUCCESS);
+    EXPECT_STREQ(sel.source, "default");
+    ASSERT_EQ(select_algorithm(reg, "", "scattered:block_count=2", Scope{4, 4}, &sel), MPI_SUCCESS);
     EXPECT_EQ(sel.spec, "scattered:block_count=2");
     EXPECT_STREQ(sel.source, "TUCOLL_ALLTOALLV");
-    ASSERT_EQ(select_algorithm(reg, "pairwise", Scope{4, 4}, &sel), MPI_SUCCESS);
+    ASSERT_EQ(select_algorithm(reg, "pairwise", "scattered:block_count=2", Scope{4, 4}, &sel), MPI_SUCCESS);
     EXPECT_EQ(sel.spec, "pairwise");
     EXPECT_STREQ(sel.source, "call");
-    setenv("TUCOLL_ALLTOALLV", "nonexistent", 1);
-    EXPECT_EQ(select_algorithm(reg, nullptr, Scope{4, 4}, &sel), MPI_ERR_ARG);
+    EXPECT_EQ(select_algorithm(reg, nullptr, "nonexistent", Scope{4, 4}, &sel), MPI_ERR_ARG);
     EXPECT_NE(std::string(tucoll_error_string(MPI_ERR_ARG)).find("TUCOLL_ALLTOALLV=nonexistent"), std::string::npos)
         << tucoll_error_string(MPI_ERR_ARG);
-    unsetenv("TUCOLL_ALLTOALLV");
 }
 
 TEST(Registry, NamesAreUniqueIdentifiersWithSummaries) {

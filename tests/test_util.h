@@ -145,4 +145,31 @@ inline std::string sanitize(std::string s) {
     return s;
 }
 
+// Sets an environment variable for one scope on every rank of `comm` (collective), and makes
+// tucoll read it: a communicator's settings (TUCOLL_CHECK, TUCOLL_<COLLECTIVE>, auto's table) are
+// read at its first use and again at tucoll_comm_release_scratch, not at every call.
+class ScopedEnv {
+  public:
+    ScopedEnv(const char *name, const std::string &value, MPI_Comm comm = MPI_COMM_WORLD) : name_(name), comm_(comm) {
+        const char *old = std::getenv(name);
+        had_ = old != nullptr;
+        if (had_) old_ = old;
+        setenv(name, value.c_str(), 1);
+        tucoll_comm_release_scratch(comm_);
+    }
+    ~ScopedEnv() {
+        if (had_) setenv(name_, old_.c_str(), 1);
+        else unsetenv(name_);
+        tucoll_comm_release_scratch(comm_);
+    }
+    ScopedEnv(const ScopedEnv &) = delete;
+    ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+  private:
+    const char *name_;
+    MPI_Comm comm_;
+    bool had_ = false;
+    std::string old_;
+};
+
 }  // namespace tucoll::test

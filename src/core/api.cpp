@@ -225,6 +225,9 @@ extern "C" int tucoll_record_start(const char *dir) { return tucoll::record::sta
 extern "C" int tucoll_record_stop(void) { return tucoll::record::stop(); }
 
 extern "C" int tucoll_comm_release_scratch(MPI_Comm comm) {
-    if (tucoll::Context *ctx = tucoll::Context::peek(comm)) ctx->release_scratch();
+    if (tucoll::Context *ctx = tucoll::Context::peek(comm)) {
+        ctx->release_scratch();
+        ctx->read_settings();
+    }
     return MPI_SUCCESS;
 }

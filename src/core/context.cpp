@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/validate.h"
 
 namespace tucoll {
 
@@ -165,13 +166,30 @@ int Context::init(MPI_Comm user) {
     TUCOLL_MPI(MPI_Comm_rank(comm_, &rank_));
     TUCOLL_MPI(MPI_Comm_size(comm_, &size_));
     log_choices_ = rank_ == 0 && verbose();
+    read_settings();
     return init_topology();
+}
+
+void Context::read_settings() {
+    settings_.global_checks = global_checks_requested();
+    settings_.specs.clear();
+    for (const RegistryBase *registry : all_registries()) {
+        const char *text = std::getenv(registry->env_var());
+        if (text != nullptr && *text != '\0') settings_.specs.emplace_back(registry, text);
+    }
+}
+
+const char *Context::environment_spec(const RegistryBase &registry) const {
+    for (const auto &[r, text] : settings_.specs) {
+        if (r == &registry) return text.c_str();
+    }
+    return nullptr;
 }
 
 int Context::select(const RegistryBase &registry, const char *explicit_spec, const Selection **out) {
     const bool given = explicit_spec != nullptr && *explicit_spec != '\0';
-    const char *env = given ? nullptr : std::getenv(registry.env_var());
-    const char *text = given ? explicit_spec : env != nullptr && *env != '\0' ? env : registry.default_spec();
+    const char *env = given ? nullptr : environment_spec(registry);
+    const char *text = given ? explicit_spec : env != nullptr ? env : registry.default_spec();
     for (const CachedSelection &c : selections_) {
         if (c.registry == &registry && c.explicit_spec == given && c.text == text) {
             *out = &c.selection;
@@ -179,7 +197,7 @@ int Context::select(const RegistryBase &registry, const char *explicit_spec, con
         }
     }
     Selection sel;
-    TUCOLL_TRY(select_algorithm(registry, explicit_spec, scope(), &sel));
+    TUCOLL_TRY(select_algorithm(registry, explicit_spec, env, scope(), &sel));
     // A job-wide choice adjusted to this communicator is said once, by its first rank.
     if (!sel.note.empty() && rank_ == 0 && verbose()) log_line(sel.note);
     selections_.push_back({&registry, given, text, std::move(sel)});

@@ -150,6 +150,14 @@ class Context {
     // next call.
     void release_scratch();
 
+    // What the environment says for this communicator: TUCOLL_CHECK=global, and the spec of
+    // TUCOLL_<COLLECTIVE> (nullptr when unset or empty). Read when tucoll first uses the
+    // communicator and again at tucoll_comm_release_scratch, not at every call: a getenv scans
+    // the whole environment, which costs more than a small call's own checks.
+    bool global_checks() const { return settings_.global_checks; }
+    const char *environment_spec(const RegistryBase &registry) const;
+    void read_settings();
+
     // The running operation's statistics; the last completed call's (tucoll_get_stats).
     CallStats &stats() { return active_->stats(); }
     const CallStats &last_stats() const { return *last_stats_; }
@@ -186,6 +194,11 @@ class Context {
     // TUCOLL_VERBOSE: what ran, said by rank 0 once per collective and algorithm.
     void log_choice(const CallStats &stats);
 
+    struct Settings {
+        bool global_checks = false;
+        std::vector<std::pair<const RegistryBase *, std::string>> specs;  // the set ones
+    };
+
     struct CachedSelection {
         const RegistryBase *registry;
         bool explicit_spec;  // given in the call (strict), or from the environment/default (lenient)
@@ -198,6 +211,7 @@ class Context {
     int rank_ = 0;
     int size_ = 1;
     Topology topo_;
+    Settings settings_;
     std::deque<CachedSelection> selections_;  // a deque: references stay valid as it grows
     uint64_t calls_ = 0;
     FramePool frames_;  // before the operations: their schedules' frames return to it

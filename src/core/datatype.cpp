@@ -1,7 +1,9 @@
 #include "core/datatype.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
+#include <mutex>
 
 #include "core/errors.h"
 #include "core/platform.h"
@@ -155,8 +157,51 @@ int unpack(const char *in, const int64_t offsets[], void *buf, MPI_Datatype type
 
 }  // namespace
 
+namespace {
+
+// What MPI says of a named datatype holds for the whole run (named types are never freed and
+// their handles never reused), so the few a program passes are kept: a call with them spares
+// the five MPI queries below, which cost more than a small exchange's own work. Derived types
+// are asked every time: a freed one's handle may come back describing another layout.
+class NamedTypes {
+public:
+    bool find(MPI_Datatype type, TypeInfo *out) const {
+        const int n = used_.load(std::memory_order_acquire);
+        for (int i = 0; i < n; ++i) {
+            if (slots_[i].type == type) {
+                *out = slots_[i].info;
+                return true;
+            }
+        }
+        return false;
+    }
+    void add(MPI_Datatype type, const TypeInfo &info) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        TypeInfo known;
+        const int n = used_.load(std::memory_order_relaxed);
+        if (n == kSlots || find(type, &known)) return;
+        slots_[n] = {type, info};
+        used_.store(n + 1, std::memory_order_release);  // the slot is written before it is seen
+    }
+
+private:
+    static constexpr int kSlots = 16;
+    struct Slot {
+        MPI_Datatype type = MPI_DATATYPE_NULL;
+        TypeInfo info;
+    };
+    Slot slots_[kSlots];
+    std::atomic<int> used_{0};
+    std::mutex mutex_;
+};
+
+NamedTypes named_types;
+
+}  // namespace
+
 int TypeInfo::query(MPI_Datatype type, TypeInfo *out) {
     if (type == MPI_DATATYPE_NULL) return fail(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+    if (named_types.find(type, out)) return MPI_SUCCESS;
     MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
     if (MPI_Type_size_x(type, &size) != MPI_SUCCESS || MPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS ||
         MPI_Type_get_true_extent_x(type, &true_lb, &true_extent) != MPI_SUCCESS) {
@@ -170,6 +215,7 @@ int TypeInfo::query(MPI_Datatype type, TypeInfo *out) {
     out->true_lb = true_lb;
     out->true_extent = true_extent;
     out->contiguous = size == 0 || (size == extent && size == true_extent && built_in_order(type, 0));
+    if (is_named(type)) named_types.add(type, *out);
     return MPI_SUCCESS;
 }
 

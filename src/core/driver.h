@@ -72,7 +72,7 @@ int prepare(const char *fn, const char *spec, const typename C::Args &args, Cont
     engine::progress();  // any tucoll call advances what is outstanding
     int rc = C::check(**ctx, args, prep);
     if (rc == MPI_SUCCESS) rc = prefix_error((*ctx)->select(C::registry(args), spec, selection), fn);
-    if (global_checks_enabled()) {
+    if ((*ctx)->global_checks()) {
         rc = agree_on_error(**ctx, rc, fn);
         if (rc == MPI_SUCCESS) {
             rc = agree_on_error(**ctx, prefix_error(C::check_consistency(**ctx, args, *prep), fn), fn);

@@ -70,7 +70,7 @@ int checked_init(const char *fn, Context &ctx, const char *spec, const typename 
     int rc = C::check(ctx, args, prep);
     if (rc == MPI_SUCCESS) rc = prefix_error(ctx.select(C::registry(args), spec, selection), fn);
     rc = agree_on_error(ctx, rc, fn);
-    if (rc == MPI_SUCCESS && global_checks_enabled()) {
+    if (rc == MPI_SUCCESS && ctx.global_checks()) {
         rc = agree_on_error(ctx, prefix_error(C::check_consistency(ctx, args, *prep), fn), fn);
     }
     return rc;

@@ -107,7 +107,6 @@ std::mutex state_mutex;
 std::string state_dir;                 // guarded by state_mutex
 std::atomic<uint64_t> generation{0};   // changes at every start and stop
 std::atomic<bool> on{false};
-std::once_flag env_once;
 std::set<Recorder *> live;             // guarded by state_mutex
 int leader_recorders = 0;              // guarded by state_mutex: directories made by this process
 
@@ -391,16 +390,23 @@ void flush_all() {
     for (Recorder *r : recorders) r->flush();
 }
 
+// TUCOLL_RECORD, read at the first of these calls. A function-local static: after the first
+// call its guard is one load, where std::call_once looks up thread-local state at every call.
+void read_environment_once() {
+    static const bool read = (read_environment(), true);
+    (void)read;
+}
+
 }  // namespace
 
 bool active() {
-    std::call_once(env_once, read_environment);
+    read_environment_once();
     return on.load(std::memory_order_relaxed);
 }
 
 int start(const char *dir) {
     if (dir == nullptr || *dir == '\0') return failf(MPI_ERR_ARG, "tucoll_record_start: no directory given");
-    std::call_once(env_once, read_environment);
+    read_environment_once();
     flush_all();
     std::lock_guard<std::mutex> lock(state_mutex);
     start_locked(dir);
@@ -408,7 +414,7 @@ int start(const char *dir) {
 }
 
 int stop() {
-    std::call_once(env_once, read_environment);
+    read_environment_once();
     flush_all();
     std::lock_guard<std::mutex> lock(state_mutex);
     start_locked("");

@@ -3,7 +3,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 
 #include "core/errors.h"
@@ -208,12 +207,12 @@ int resolve_spec(const RegistryBase &registry, const char *text, const Scope &sc
     return resolve(registry, text, scope, false, out);
 }
 
-int select_algorithm(const RegistryBase &registry, const char *explicit_spec, const Scope &scope,
-                     Selection *out) {
+int select_algorithm(const RegistryBase &registry, const char *explicit_spec, const char *environment_spec,
+                     const Scope &scope, Selection *out) {
     const char *source = "call";
     const char *text = explicit_spec;
     if (text == nullptr || *text == '\0') {
-        text = std::getenv(registry.env_var());
+        text = environment_spec;
         source = registry.env_var();
     }
     if (text == nullptr || *text == '\0') {

@@ -167,13 +167,14 @@ struct Selection {
     std::string note;          // how a job-wide choice was adjusted to this scope ("" if it was not)
 };
 
-// Selection order: an explicit spec (non-empty) > the registry's environment variable > the
-// registry's default. Local and deterministic: ranks given the same inputs choose the same.
+// Selection order: an explicit spec (non-empty) > `environment_spec`, what the registry's
+// environment variable held when the communicator's context read it (nullptr or empty: unset) >
+// the registry's default. Local and deterministic: ranks given the same inputs choose the same.
 // An explicit spec is strict: a parameter out of range for this scope is an error. A spec from
 // the environment or the default is set once for a whole job and must run on every communicator
 // the program makes, so such a parameter is clamped into its range and `note` says so.
-int select_algorithm(const RegistryBase &registry, const char *explicit_spec, const Scope &scope,
-                     Selection *out);
+int select_algorithm(const RegistryBase &registry, const char *explicit_spec, const char *environment_spec,
+                     const Scope &scope, Selection *out);
 
 // Checks `text` against `registry` for `scope` (parse, known name, parameters in range).
 int resolve_spec(const RegistryBase &registry, const char *text, const Scope &scope, Selection *out);

@@ -52,7 +52,7 @@ int check_disjoint(const char *fn, const char *what, const int *counts, const in
     return MPI_SUCCESS;
 }
 
-bool global_checks_enabled() {
+bool global_checks_requested() {
     const char *mode = std::getenv("TUCOLL_CHECK");
     return mode != nullptr && std::strcmp(mode, "global") == 0;
 }

@@ -32,7 +32,8 @@ int check_disjoint(const char *fn, const char *what, const int *counts, const in
 // TUCOLL_CHECK=global: every rank learns whether any rank's arguments were rejected (one
 // MPI_Allreduce), so an error on some ranks never leaves the others waiting in the exchange.
 // Default (local): each rank returns its own verdict, as MPI does.
-bool global_checks_enabled();
+// Whether the environment asks for it (read by the context: Context::global_checks).
+bool global_checks_requested();
 int agree_on_error(Context &ctx, int local_rc, const char *fn);
 
 // TUCOLL_CHECK=global, before any data moves: what every rank sends to every other against what
