@@ -58,17 +58,18 @@ inline bool others_outstanding() {
     return pending > 0;
 }
 // The MPI's `wait()`, or, while tucoll operations are outstanding, its `test(&flag)` polled with
-// tucoll_progress between.
+// tucoll_progress between. The test comes first: a converted blocking call has just advanced
+// them (others_outstanding).
 template <class Test, class Wait>
 int wait_advancing_others(Test &&test, Wait &&wait) {
     if (!may_advance_others()) return wait();
     for (;;) {
-        int pending = 0;
-        tucoll_progress(&pending);
-        if (pending == 0) return wait();
         int flag = 0;
         const int rc = test(&flag);
         if (rc != MPI_SUCCESS || flag) return rc;
+        int pending = 0;
+        tucoll_progress(&pending);
+        if (pending == 0) return wait();
     }
 }
 // ---- persistent.cpp: tucoll's plans behind inactive persistent requests of the MPI
