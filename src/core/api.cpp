@@ -224,10 +224,12 @@ extern "C" int tucoll_record_start(const char *dir) { return tucoll::record::sta
 
 extern "C" int tucoll_record_stop(void) { return tucoll::record::stop(); }
 
-extern "C" int tucoll_comm_release_scratch(MPI_Comm comm) {
+extern "C" int tucoll_comm_release_scratch(MPI_Comm comm) try {
     if (tucoll::Context *ctx = tucoll::Context::peek(comm)) {
         ctx->release_scratch();
         ctx->read_settings();
     }
     return MPI_SUCCESS;
+} catch (...) {
+    return tucoll::fail_from_exception("tucoll_comm_release_scratch");
 }
