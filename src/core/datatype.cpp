@@ -49,30 +49,27 @@ int64_t elements_per_piece(const TypeInfo &info) {
     return std::max<int64_t>(1, INT_MAX / std::max<int64_t>(1, info.size));
 }
 
-bool is_named(MPI_Datatype type) {
-    int ni = 0, na = 0, nd = 0, combiner = MPI_UNDEFINED;
-    return MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) == MPI_SUCCESS && combiner == MPI_COMBINER_NAMED;
-}
+// How `type`'s data lie. kInOrder when it is a duplicate, contiguous repetition or resizing of a
+// type that is named or so built: its data then lie in type-map order in memory order (gaps, if
+// any, are caught by the caller's size/extent test). Every other constructor may permute or
+// interleave (an indexed type with displacements {1, 0}) and is kOther.
+enum class Order { kNamed, kInOrder, kOther };
 
-// True when `type` is a named type, or a duplicate, contiguous repetition or resizing of a type
-// that is: its data then lie in type-map order in memory order (gaps, if any, are caught by the
-// caller's size/extent test). Every other constructor may permute or interleave (an indexed type
-// with displacements {1, 0}) and is decided against.
-bool built_in_order(MPI_Datatype type, int depth) {
+Order order_of(MPI_Datatype type, int depth) {
     int ni = 0, na = 0, nd = 0, combiner = MPI_UNDEFINED;
-    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return false;
-    if (combiner == MPI_COMBINER_NAMED) return true;
+    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return Order::kOther;
+    if (combiner == MPI_COMBINER_NAMED) return Order::kNamed;
     const bool order_preserving = combiner == MPI_COMBINER_DUP || combiner == MPI_COMBINER_CONTIGUOUS ||
                                   combiner == MPI_COMBINER_RESIZED;
     // These constructors take at most 1 int, 2 addresses and 1 datatype.
-    if (!order_preserving || depth > 32 || ni > 1 || na > 2 || nd != 1) return false;
+    if (!order_preserving || depth > 32 || ni > 1 || na > 2 || nd != 1) return Order::kOther;
     int ints[1];
     MPI_Aint addresses[2];
     MPI_Datatype inner = MPI_DATATYPE_NULL;
-    if (MPI_Type_get_contents(type, ni, na, nd, ints, addresses, &inner) != MPI_SUCCESS) return false;
-    const bool result = built_in_order(inner, depth + 1);
-    if (!is_named(inner)) MPI_Type_free(&inner);  // get_contents hands out new handles of derived types
-    return result;
+    if (MPI_Type_get_contents(type, ni, na, nd, ints, addresses, &inner) != MPI_SUCCESS) return Order::kOther;
+    const Order inner_order = order_of(inner, depth + 1);
+    if (inner_order != Order::kNamed) MPI_Type_free(&inner);  // get_contents hands out new handles of derived types
+    return inner_order == Order::kOther ? Order::kOther : Order::kInOrder;
 }
 
 // MPI_BOTTOM is a null pointer in MPICH, whose MPI_Pack/MPI_Unpack reject a null buffer even
@@ -214,8 +211,11 @@ int TypeInfo::query(MPI_Datatype type, TypeInfo *out) {
     out->extent = extent;
     out->true_lb = true_lb;
     out->true_extent = true_extent;
-    out->contiguous = size == 0 || (size == extent && size == true_extent && built_in_order(type, 0));
-    if (is_named(type)) named_types.add(type, *out);
+    // The envelope that tells the order also tells a named type, which is then kept (one with
+    // gaps, such as MPI_SHORT_INT, is asked again next time).
+    const Order order = size != 0 && size == extent && size == true_extent ? order_of(type, 0) : Order::kOther;
+    out->contiguous = size == 0 || order != Order::kOther;
+    if (order == Order::kNamed) named_types.add(type, *out);
     return MPI_SUCCESS;
 }
 
