@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "tucoll.h"
+
 namespace tucoll::bench {
 namespace {
 
@@ -65,16 +67,45 @@ double burst(MPI_Comm comm, int rank, int count, bool reversed, int iters) {
     return samples.empty() ? 0.0 : median(samples);
 }
 
-// One core's memcpy of `bytes` (the local copies inside the algorithms), on the calling rank.
+// One core's memcpy of `bytes` (the local copies inside the algorithms), on the calling rank, the
+// same buffers each time: 1 MiB stays in cache, as a repeated call's buffers of that size do;
+// 64 MiB does not.
 double copy_time(long bytes, int iters) {
     std::vector<char> src(bytes, 1), dst(bytes);
+    const int reps = std::max<long>(1, (16L << 20) / bytes);
     std::vector<double> samples;
     for (int it = 0; it < iters + 1; ++it) {
         const double t0 = MPI_Wtime();
-        std::memcpy(dst.data(), src.data(), bytes);
-        if (it > 0) samples.push_back(MPI_Wtime() - t0);
+        for (int r = 0; r < reps; ++r) {
+            std::memcpy(dst.data(), src.data(), bytes);
+            src[r % bytes] = 1;  // the copies are not one and the same to the compiler
+        }
+        if (it > 0) samples.push_back((MPI_Wtime() - t0) / reps);
     }
     if (dst[bytes / 2] != 1) return 0.0;  // keeps the copy from being optimised away
+    return median(samples);
+}
+
+// Seconds per call of an alltoallv of one 16-byte block on MPI_COMM_SELF: through tucoll's
+// dispatch (`through_tucoll`: its checks, the communicator's context and selection, the vendor's
+// call) or the MPI's own call alone. No message moves, so the difference is what a tucoll call
+// costs before its exchange, which a simulation charges as such (platform::charge_call).
+double call_time(bool through_tucoll, int reps, int iters) {
+    char send[16] = {}, recv[16];
+    const int count = 16, displ = 0;
+    std::vector<double> samples;
+    for (int it = 0; it < iters + 1; ++it) {
+        const double t0 = MPI_Wtime();
+        for (int r = 0; r < reps; ++r) {
+            if (through_tucoll) {
+                tucoll_alltoallv_with("vendor", send, &count, &displ, MPI_BYTE, recv, &count, &displ, MPI_BYTE,
+                                      MPI_COMM_SELF);
+            } else {
+                MPI_Alltoallv(send, &count, &displ, MPI_BYTE, recv, &count, &displ, MPI_BYTE, MPI_COMM_SELF);
+            }
+        }
+        if (it > 0) samples.push_back((MPI_Wtime() - t0) / reps);
+    }
     return median(samples);
 }
 
@@ -103,7 +134,16 @@ int run_machine_probe(MPI_Comm user_comm, int iters) {
             if (rank == 0) std::printf("%s,8,%d,%.9g\n", reversed ? "burst_reversed" : "burst", count, t);
         }
     }
-    if (rank == 0) std::printf("copy,%ld,1,%.9g\n", 64L << 20, copy_time(64L << 20, iters));
+    for (long bytes : {1L << 20, 64L << 20}) {
+        if (rank == 0) std::printf("copy,%ld,1,%.9g\n", bytes, copy_time(bytes, iters));
+    }
+    if (rank == 0) {  // one rank alone, as copy: the others wait at the barrier below
+        for (bool through_tucoll : {false, true}) {
+            std::printf("%s,16,1,%.9g\n", through_tucoll ? "call_tucoll" : "call_mpi",
+                        call_time(through_tucoll, 2000, iters));
+        }
+    }
+    MPI_Barrier(comm);
     MPI_Comm_free(&comm);
     return 0;
 }

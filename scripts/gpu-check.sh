@@ -29,7 +29,7 @@
 #   cpu bench the GPU hidden (CUDA_VISIBLE_DEVICES=): every alltoallv algorithm and auto against
 #             the MPI's own MPI_Alltoallv, 16 B to 64 KiB, at min(16, cores) ranks (not
 #             oversubscribed)
-#   calibrate tucoll-bench machine (2 ranks) and alltoallv at 2, 4, 8 and 16 ranks, the GPU hidden:
+#   calibrate tucoll-bench machine (2 ranks) and alltoallv at 2, 4, 8 and 16 ranks, in 5 rounds, the GPU hidden:
 #             what `tucoll calibrate --here --probe ... --measured ...` fits and predicts back home
 #   summary   scripts/gpu-check/summary.py over the CSVs: printed, and written to summary.md
 set -uo pipefail
@@ -185,22 +185,27 @@ CUDA_VISIBLE_DEVICES= run 240 $cpu_ranks "$bench" alltoallv --sizes 16,256,1K,4K
 # ---- calibrate ----------------------------------------------------------------------------------
 # What `tucoll calibrate --here` needs from a machine with cores enough for P = 16 unoversubscribed:
 # its microbenchmarks (2 ranks) and the measured alltoallv at P = 2, 4 (fit range), 8 and 16
-# (predicted), as python/tucoll/calibrate/here.py names them. The fit and the simulation run back home: `tucoll calibrate --here --probe
-# OUT/machine_probe.csv --measured OUT/here_measured.csv --cores N --flavor mpich`.
+# (predicted), as python/tucoll/calibrate/here.py names them, alternating in 5 rounds (a file per
+# round) as `tucoll calibrate --here` runs them. The fit and the simulation run back home:
+# `tucoll calibrate --here --probe OUT/machine_probe.*.csv --measured OUT/here_measured.*.csv
+# --cores N --flavor mpich`.
 say calibrate
-CUDA_VISIBLE_DEVICES= run 120 2 "$bench" machine > "$out/machine_probe.csv" 2> "$work/machine_probe.err" ||
-  { echo "tucoll-bench machine failed:"; tail -5 "$work/machine_probe.err"; }
-rm -f "$out/here_measured.csv"
-for np in 2 4 8 16; do
-  [ $np -gt "$jobs" ] && continue
-  algs="--alg vendor --alg tuna:radix=2"
-  [ $np -ge 4 ] && algs="$algs --alg tuna:radix=4"
-  CUDA_VISIBLE_DEVICES= run 120 $np "$bench" alltoallv $algs --sizes 16,1024,65536 --dist uniform \
-      --iters 20 --format csv > "$work/here.$np.csv" 2> "$work/here.$np.err" ||
-    { echo "tucoll-bench alltoallv np $np (calibrate) failed:"; tail -5 "$work/here.$np.err"; continue; }
-  if [ -f "$out/here_measured.csv" ]; then tail -n +2 "$work/here.$np.csv"; else cat "$work/here.$np.csv"; fi \
-    >> "$out/here_measured.csv"
+rm -f "$out"/machine_probe.*.csv "$out"/here_measured.*.csv
+for round in 1 2 3 4 5; do
+  CUDA_VISIBLE_DEVICES= run 120 2 "$bench" machine > "$out/machine_probe.$round.csv" 2> "$work/machine_probe.err" ||
+    { echo "tucoll-bench machine (round $round) failed:"; tail -5 "$work/machine_probe.err"; }
+  measured=$out/here_measured.$round.csv
+  for np in 2 4 8 16; do
+    [ $np -gt "$jobs" ] && continue
+    algs="--alg vendor --alg tuna:radix=2"
+    [ $np -ge 4 ] && algs="$algs --alg tuna:radix=4"
+    CUDA_VISIBLE_DEVICES= run 120 $np "$bench" alltoallv $algs --sizes 16,1024,65536 --dist uniform \
+        --iters 20 --format csv > "$work/here.$np.csv" 2> "$work/here.$np.err" ||
+      { echo "tucoll-bench alltoallv np $np (calibrate, round $round) failed:"; tail -5 "$work/here.$np.err"; continue; }
+    if [ -f "$measured" ]; then tail -n +2 "$work/here.$np.csv"; else cat "$work/here.$np.csv"; fi >> "$measured"
+  done
 done
+echo "calibrate: $(ls "$out"/machine_probe.*.csv | wc -l) probes, $(ls "$out"/here_measured.*.csv 2>/dev/null | wc -l) measurements"
 
 # ---- summary ------------------------------------------------------------------------------------
 say summary

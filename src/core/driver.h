@@ -34,6 +34,7 @@
 
 #include "core/context.h"
 #include "core/errors.h"
+#include "core/platform.h"
 #include "core/record.h"
 #include "core/task.h"
 #include "core/validate.h"
@@ -69,6 +70,7 @@ template <class C>
 int prepare(const char *fn, const char *spec, const typename C::Args &args, Context **ctx,
             typename C::Prepared *prep, const Selection **selection) {
     TUCOLL_TRY(prefix_error(Context::get(C::comm(args), ctx), fn));
+    platform::charge_call();  // a simulated build's account of this dispatch (core/platform.h)
     engine::progress();  // any tucoll call advances what is outstanding
     int rc = C::check(**ctx, args, prep);
     if (rc == MPI_SUCCESS) rc = prefix_error((*ctx)->select(C::registry(args), spec, selection), fn);

@@ -27,6 +27,11 @@ void charge_packing(MPI_Datatype type, int64_t elements);
 // however small (the charge is made in flops at the simulated host's own speed, so neither
 // smpi/host-speed nor smpi/cpu-threshold scales or drops it).
 void charge_seconds(double seconds);
+// What a tucoll call costs before its exchange (checks, the communicator's context, selection),
+// charged once per blocking or nonblocking call. Real MPI: nothing. SMPI: TUCOLL_SIM_CALL seconds
+// (0 unless the platform sets `call_cost`, as tucoll calibrate --here measures it), since host
+// computation is not sampled.
+void charge_call();
 
 // Data buffers of algorithms (64-byte aligned). Under SMPI with TUCOLL_SIM_SHARED_BUFFERS=1
 // they are SMPI shared allocations — one physical copy for all simulated ranks — which makes

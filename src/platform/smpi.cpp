@@ -1,7 +1,8 @@
 // Running under SimGrid's SMPI. Host computation is not sampled (smpi/simulate-computation:no),
 // so copies are charged explicitly at a modelled bandwidth (TUCOLL_SIM_COPY_BW, bytes per
-// second) and time per piece (TUCOLL_SIM_COPY_PIECE, seconds; the `tucoll sim` tool sets both
-// from the platform): deterministic, and proportional to what an algorithm copies.
+// second) and time per piece (TUCOLL_SIM_COPY_PIECE, seconds), and each call's dispatch at
+// TUCOLL_SIM_CALL seconds (the `tucoll sim` tool sets all three from the platform):
+// deterministic, and proportional to what an algorithm copies.
 #include <mpi.h>
 #include <simgrid/host.h>
 
@@ -34,6 +35,15 @@ double copy_piece() {
     return t;
 }
 
+double call_cost() {
+    static const double t = [] {
+        const char *text = std::getenv("TUCOLL_SIM_CALL");
+        const double v = text != nullptr ? std::atof(text) : 0.0;
+        return v > 0 ? v : 0.0;
+    }();
+    return t;
+}
+
 }  // namespace
 
 bool shared_buffers() {
@@ -55,6 +65,8 @@ void charge_copy(int64_t bytes, int64_t pieces) {
     charge_seconds(static_cast<double>(std::max<int64_t>(pieces, 0)) * copy_piece() +
                    static_cast<double>(std::max<int64_t>(bytes, 0)) / copy_bandwidth());
 }
+
+void charge_call() { charge_seconds(call_cost()); }
 
 void charge_packing(MPI_Datatype type, int64_t elements) {
     TypeInfo info;

@@ -182,6 +182,27 @@ def test_a_local_copy_costs_its_bytes_over_the_copy_bandwidth(size):
     assert rows.iloc[0]["median_us"] == pytest.approx(expected_us + 0.010, rel=1e-3, abs=2e-3), rows.iloc[0]
 
 
+def test_each_tucoll_call_pays_the_platforms_call_cost_once():
+    # Host computation is not sampled, so a platform's call_cost (tucoll calibrate --here measures
+    # it) is what each tucoll call's dispatch adds, once, whatever the algorithm; the MPI's own
+    # alltoallv (`mpi`) does not go through tucoll and pays nothing.
+    import dataclasses
+
+    from tucoll import sim as simulation
+    from tucoll.build import Build
+
+    platform = Platform.load("polaris-like")
+    times = {}
+    for cost in (0.0, 1e-6):
+        run = simulation.SimRun(dataclasses.replace(platform, call_cost=cost), 4, 4, "sequential", platform.vendor,
+                                ["alltoallv", "--alg", "mpi", "--alg", "vendor", "--alg", "tuna:radix=2",
+                                 "--dist", "uniform", "--size", "64", "--iters", "3", "--format", "csv"], False, True)
+        rows = frame(simulation.simulate(Build.find(SIM_BUILD), run))
+        times[cost] = {r["algorithm"]: r["median_us"] for _, r in rows.iterrows()}
+    added = {alg: times[1e-6][alg] - times[0.0][alg] for alg in times[0.0]}
+    assert added == pytest.approx({"mpi": 0.0, "vendor": 1.0, "tuna": 1.0}, abs=1e-3), times
+
+
 def charged_copy_bytes(tmp_path, spec, ppn, datatype, block=64 << 10):
     """Bytes charged as copies on the critical path of `spec` at P = 4, every block `block` bytes:
     the time at two copy bandwidths, t = t_network + bytes / bandwidth, solved for bytes."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -24,30 +24,58 @@ HERE_SIZES = (16, 1024, 65536)
 HERE_SPECS = ("vendor", "tuna:radix=2", "tuna:radix=4")
 
 
+HERE_ROUNDS = 5  # probe and measurement alternate this many times (a VM's speed drifts between them)
+# Each row of HereFit.rows: the field, its name in the platform, its unit and scale, where it comes from.
+PARAMETERS = (
+    ("latency", "latency (smpi cluster lat)", "ns", 1e9, "ping-pong of 0 B: one way, less the send and receive overheads"),
+    ("bandwidth", "bandwidth (loopback_bw)", "GB/s", 1e-9, "ping-pong of 16 KiB to 1 MiB: the slope of time over size"),
+    ("small_bandwidth", "below 16 KiB (smpi/bw-factor)", "GB/s", 1e-9,
+     "ping-pong of 16 B to 1 KiB: the slope (an eager message is copied in and out of a shared buffer)"),
+    ("overhead", "smpi/os, ois, or", "ns", 1e9,
+     "16 to 256 messages outstanding: time per added message (an alltoallv at P <= 128 holds fewer)"),
+    ("match_cost", "smpi/match-cost", "ns", 1e9,
+     "1024 receives matched last-first against first-first: extra time per entry walked"),
+    ("copy_bandwidth", "copy bandwidth", "GB/s", 1e-9,
+     "memcpy of 1 MiB on one core, the same buffers each time (in cache, as a repeated call's are)"),
+    ("call_cost", "call_cost (TUCOLL_SIM_CALL)", "ns", 1e9,
+     "alltoallv of 16 B on MPI_COMM_SELF through tucoll_alltoallv_with(vendor), less MPI_Alltoallv's own"),
+)
+
+
 @dataclass(frozen=True)
 class HereFit:
     """A machine's mechanisms, from `tucoll-bench machine` (two ranks on one node)."""
     latency: float         # one-way time of an empty message, less the two overheads
     bandwidth: float       # bytes/s between two ranks (large ping-pong messages)
+    small_bandwidth: float  # bytes/s of messages below 16 KiB (the MPI's eager protocol)
     overhead: float        # seconds per message, many outstanding (smpi/os, ois, or each)
     match_cost: float      # seconds per posted receive an arrival walks past
     copy_bandwidth: float  # bytes/s of one core's memcpy (local copies inside the algorithms)
+    call_cost: float       # seconds of a tucoll call before its exchange (0: not probed)
     cores: int
+    # The fits of the probe's rounds one by one, when it has several: their spread, reported.
+    rounds: tuple["HereFit", ...] = ()
 
     def rows(self) -> pd.DataFrame:
-        return pd.DataFrame([
-            {"parameter": "latency (smpi cluster lat)", "value": f"{self.latency * 1e9:.0f} ns",
-             "from": "ping-pong of 0 B: one way, less the send and receive overheads"},
-            {"parameter": "bandwidth (loopback_bw)", "value": f"{self.bandwidth / 1e9:.2f} GB/s",
-             "from": "ping-pong of 16 KiB to 1 MiB: the slope of time over size"},
-            {"parameter": "smpi/os, ois, or", "value": f"{self.overhead * 1e9:.0f} ns",
-             "from": "64 to 1024 messages outstanding: time per added message"},
-            {"parameter": "smpi/match-cost", "value": f"{self.match_cost * 1e9:.2f} ns",
-             "from": "1024 receives matched last-first against first-first: extra time per entry walked"},
-            {"parameter": "smpi/nic-gap", "value": "0", "from": "one node: no message crosses an interface"},
-            {"parameter": "copy bandwidth", "value": f"{self.copy_bandwidth / 1e9:.2f} GB/s",
-             "from": "memcpy of 64 MiB on one core"},
-        ])
+        spread = len(self.rounds) > 1
+        rows = []
+        for field_, name, unit, scale, source in PARAMETERS:
+            row = {"parameter": name, "value": _shown(getattr(self, field_), unit, scale)}
+            if spread:
+                values = sorted(getattr(r, field_) for r in self.rounds)
+                row[f"{len(self.rounds)} rounds: least to most"] = \
+                    f"{_shown(values[0], unit, scale)} to {_shown(values[-1], unit, scale)}"
+            row["from"] = source
+            rows.append(row)
+        rows.append({"parameter": "smpi/nic-gap", "value": "0", **({f"{len(self.rounds)} rounds: least to most": "-"}
+                     if spread else {}), "from": "one node: no message crosses an interface"})
+        return pd.DataFrame(rows)
+
+
+def _shown(value: float, unit: str, scale: float) -> str:
+    if value == 0:
+        return f"0 {unit}"
+    return f"{value * scale:.2f} {unit}" if unit == "GB/s" or value * scale < 10 else f"{value * scale:.0f} {unit}"
 
 
 def probe_here(build) -> pd.DataFrame:
@@ -64,22 +92,40 @@ def probe_here(build) -> pd.DataFrame:
 
 def fit_here(probe: pd.DataFrame, cores: int) -> HereFit:
     """The mechanisms of the machine that `probe` (tucoll-bench machine's rows) measured, which has
-    `cores` cores."""
+    `cores` cores. A probe of several rounds (a `round` column) is fitted on the median of its
+    rounds' times, test by test, and each round alone for the spread."""
+    if "round" in probe.columns and probe["round"].nunique() > 1:
+        rounds = tuple(_fit_one(part, cores) for _, part in probe.groupby("round", sort=True))
+        median = probe.groupby(["test", "bytes", "count"], as_index=False, sort=False)["seconds"].median()
+        return replace(_fit_one(median, cores), rounds=rounds)
+    return _fit_one(probe, cores)
+
+
+def _fit_one(probe: pd.DataFrame, cores: int) -> HereFit:
     import numpy as np
 
     pp = probe[probe["test"] == "pingpong"].set_index("bytes")["seconds"]
     large = pp[pp.index >= 16384]
     slope, _ = np.polyfit(large.index.to_numpy(dtype=float), large.to_numpy(), 1)
+    bandwidth = 1 / slope if slope > 0 else math.inf
+    small_slope = (pp[1024] - pp[16]) / (1024 - 16)
+    small_bandwidth = min(bandwidth, 1 / small_slope) if small_slope > 0 else bandwidth
     burst = probe[probe["test"] == "burst"].set_index("count")["seconds"]
     reversed_ = probe[probe["test"] == "burst_reversed"].set_index("count")["seconds"]
-    counts = burst.index[burst.index >= 64]
+    # Per message, the burst's time falls to 256 outstanding (its fixed start spread thinner), then
+    # rises again at 1024, where the MPI's shared-memory queues fill: a regime no alltoallv at the
+    # P measured here reaches, so the rate is fitted below it.
+    counts = burst.index[(burst.index >= 16) & (burst.index <= 256)]
     overhead = max(0.0, np.polyfit(counts.to_numpy(dtype=float), burst[counts].to_numpy(), 1)[0])
     w = int(burst.index.max())
     match_cost = max(0.0, (reversed_[w] - burst[w]) / (w * (w - 1) / 2))
     latency = max(0.0, pp[0] - 2 * overhead)
-    copy = probe[probe["test"] == "copy"].iloc[0]
+    copies = probe[probe["test"] == "copy"]
+    copy = copies.loc[copies["bytes"].idxmin()]  # 1 MiB (in cache); older probes: 64 MiB alone
     copy_bandwidth = copy["bytes"] / copy["seconds"]
-    return HereFit(latency, 1 / slope if slope > 0 else math.inf, overhead, match_cost, copy_bandwidth, cores)
+    calls = probe[probe["test"].isin(["call_tucoll", "call_mpi"])].set_index("test")["seconds"]
+    call_cost = max(0.0, calls["call_tucoll"] - calls["call_mpi"]) if len(calls) == 2 else 0.0  # older probes
+    return HereFit(latency, bandwidth, small_bandwidth, overhead, match_cost, copy_bandwidth, call_cost, cores)
 
 
 def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
@@ -97,7 +143,7 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     <prop id="smpi/ois" value="{o}"/>
     <prop id="smpi/or" value="{o}"/>
     <prop id="smpi/match-cost" value="{fit_.match_cost:.6g}"/>
-    <prop id="smpi/bw-factor" value="0:1"/>
+    <prop id="smpi/bw-factor" value="0:{fit_.small_bandwidth / fit_.bandwidth:.6g};16384:1"/>
     <prop id="smpi/lat-factor" value="0:1"/>
   </config>
   <zone id="world" routing="Full">
@@ -110,6 +156,7 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     path.with_suffix(".xml").write_text(xml)
     entry = {"file": path.with_suffix(".xml").name, "hosts": [["here-", 1, ".sim"]], "ranks_per_node": 64,
              "vendor": "mpich" if flavor == "mpich" else "ompi", "copy_bandwidth": fit_.copy_bandwidth,
+             "call_cost": fit_.call_cost,
              "summary": f"a machine of {fit_.cores} cores ({flavor}), fitted by tucoll calibrate --here"}
     path.with_suffix(".json").write_text(json.dumps(entry, indent=2) + "\n")
     return path.with_suffix(".json")
@@ -127,6 +174,41 @@ def measure_here(build, iters: int = 20, log=print) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def probe_and_measure_here(build, rounds: int = HERE_ROUNDS, iters: int = 20,
+                           log=print) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The probe and the measurement, alternating `rounds` times so that both see the machine as it
+    drifts (a VM's speed moves by factors between hours): their rows, each with its `round`."""
+    probes, measured = [], []
+    for r in range(1, rounds + 1):
+        log(f"round {r} of {rounds}: probe (tucoll-bench machine, 2 ranks), then alltoallv")
+        probes.append(probe_here(build).assign(round=r))
+        measured.append(measure_here(build, iters, log=log).assign(round=r))
+    return pd.concat(probes, ignore_index=True), pd.concat(measured, ignore_index=True)
+
+
+def read_rounds(paths: list[str], **read_csv) -> pd.DataFrame:
+    """CSV files of a probe or a measurement, as one frame with a `round` column: a file's own, or
+    the file's place in `paths` (scripts/gpu-check.sh writes a file per round)."""
+    frames = []
+    for i, path in enumerate(paths, start=1):
+        frame = pd.read_csv(path, **read_csv)
+        frames.append(frame if "round" in frame.columns else frame.assign(round=i))
+    return pd.concat(frames, ignore_index=True)
+
+
+def median_of_rounds(measured: pd.DataFrame) -> pd.DataFrame:
+    """One row per measured point: the median of its rounds' medians (`median_us`), and the most
+    over the least of them (`rounds_spread`: 1 for a single round)."""
+    if "round" not in measured.columns:
+        measured = measured.assign(round=1)
+    keys = [c for c in ("collective", "algorithm", "params", "nprocs", "ppn", "dist", "size", "type")
+            if c in measured.columns]
+    times = measured.assign(median_us=measured["median_us"].astype(float))
+    grouped = times.groupby(keys, sort=False, dropna=False)["median_us"]
+    return grouped.median().to_frame().assign(
+        rounds=grouped.size(), rounds_spread=grouped.max() / grouped.min()).reset_index()
+
+
 def here_specs(nprocs: int) -> list[str]:
     """HERE_SPECS that run at this P (TuNA's radix runs from 2 to P)."""
     return [s for s in HERE_SPECS if not s.startswith("tuna:radix=") or int(s.split("=")[1]) <= nprocs]
@@ -139,14 +221,16 @@ def here_table(measured: pd.DataFrame, platform_file: Path, cores: int, schedule
     of the measuring machine say which P were oversubscribed."""
     from tucoll.bench import spec as spec_of
 
+    measured = median_of_rounds(measured)
     rows = []
     points = [SimPoint(str(platform_file), int(row["nprocs"]), int(row["nprocs"]), int(row["size"]), spec_of(row))
               for _, row in measured.iterrows()]
     cache = SimCache(Path(platform_file).with_name(Path(platform_file).stem + "-simulated.csv"))
     predicted = run_points(points, cache, scheduler=scheduler, workers=workers, build_dir=sim_build_dir, log=log)
-    for point, measured_us in zip(points, measured["median_us"].astype(float)):
+    for point, (_, row) in zip(points, measured.iterrows()):
         rows.append({"P": point.nprocs, "role": "fit range" if point.nprocs in HERE_NPROCS_FIT else "predicted",
                      "oversubscribed": point.nprocs > cores, "S": units.text(point.size), "spec": point.spec,
-                     "measured_us": measured_us, "predicted_us": predicted[point] * 1e6,
-                     "predicted / measured": predicted[point] * 1e6 / measured_us})
+                     "measured_us": row["median_us"], "rounds' spread": row["rounds_spread"],
+                     "predicted_us": predicted[point] * 1e6,
+                     "predicted / measured": predicted[point] * 1e6 / row["median_us"]})
     return pd.DataFrame(rows)

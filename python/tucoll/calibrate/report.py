@@ -315,6 +315,17 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         table = pd.read_csv(prediction)
         predicted = table[table["role"] == "predicted"]
         over = table[table["oversubscribed"]]["P"]
+        rounds = int(pd.read_csv(prediction.with_name("here-probe.csv")).get("round", pd.Series([1])).max())
+        alone = table[(table["role"] == "fit range") & ~table["oversubscribed"]]
+        small = alone[alone["S"] != alone["S"].iloc[-1]]["predicted / measured"] if len(alone) else pd.Series([], dtype=float)
+        probe = pd.read_csv(prediction.with_name("here-probe.csv"))
+        seconds = probe.groupby(["test", "count", "bytes"])["seconds"].median()
+        one, trip = seconds[("burst", 1, 8)], 2 * seconds[("pingpong", 1, 0)]
+        fit_range = (f"Where nothing is oversubscribed, at P = {alone['P'].min()}, blocks below {alone['S'].iloc[-1]} "
+                     f"are predicted at {small.min():.2f} to {small.max():.2f} of their time. What the model lacks "
+                     f"shows in the probe: one nonblocking message and its acknowledgement take {one * 1e6:.2f} us, "
+                     f"a blocking round trip {trip * 1e6:.2f} us: the difference is a fixed cost of the MPI's "
+                     "nonblocking path per wait (MPI_Waitall), which no SMPI option charges (smpi/ois is per message)." if len(small) else "")
         oversubscribed = (f"From P = {over.min()} the machine was oversubscribed (more ranks than cores), so "
                           "its measured times there are the scheduler's as much as the MPI's, which no network "
                           "model holds." if len(over) else "No P was oversubscribed.")
@@ -323,10 +334,16 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
             "",
             "`tucoll calibrate --here` fits the same mechanisms from microbenchmarks with the real MPI on two "
             "ranks (`tucoll-bench machine`), writes them as a one-node platform file, simulates uniform "
-            "alltoallv on it and measures the same runs with the real MPI (interleaved, median of 20). "
+            "alltoallv on it and measures the same runs with the real MPI (interleaved, median of 20). Probe and "
+            f"measurement alternate in {rounds} rounds, since this VM's speed drifts by factors from hour to hour; "
+            "the fit is made on the median of the rounds' probes, each round is fitted alone for the spread "
+            "(least to most, below), and each measured time is the median of its rounds, with the most over the "
+            "least of them beside it. Besides the network's mechanisms the platform charges what a tucoll call "
+            "costs before its exchange (`call_cost`: the simulator samples no host computation) and eager "
+            "messages' lower bandwidth (`smpi/bw-factor` below 16 KiB). "
             f"Predicted at P = {', '.join(map(str, HERE_NPROCS_PREDICT))}: predicted / measured from "
             f"{predicted['predicted / measured'].min():.3g} to {predicted['predicted / measured'].max():.3g}. "
-            + oversubscribed,
+            + oversubscribed + " " + fit_range,
             "",
             _markdown(pd.read_csv(fit_rows)),
             "",

@@ -73,8 +73,14 @@ def add_calibrate(sub) -> None:
                          "write them as a platform file (--out) and predict alltoallv at larger P against measurement")
     ca.add_argument("--out", default="here.json", help="--here: the platform file to write (and its .xml beside it)")
     ca.add_argument("--mpi-build-dir", help="--here: the MPI build to probe and measure with (default build/)")
-    ca.add_argument("--probe", help="--here: tucoll-bench machine's CSV from another machine, instead of probing")
-    ca.add_argument("--measured", help="--here: tucoll-bench alltoallv rows (CSV) measured there, instead of here")
+    ca.add_argument("--rounds", type=int,
+                    help="--here: times the probe and the measurement alternate (default 5; their medians are "
+                         "fitted and held against each other, and their spread is reported)")
+    ca.add_argument("--probe", nargs="+", metavar="CSV",
+                    help="--here: tucoll-bench machine's CSV from another machine, a file per round (or one with a "
+                         "round column), instead of probing")
+    ca.add_argument("--measured", nargs="+", metavar="CSV",
+                    help="--here with --probe: tucoll-bench alltoallv rows (CSV) measured there, a file per round")
     ca.add_argument("--cores", type=int, help="--here: cores of the machine measured (default: this one's)")
     ca.add_argument("--flavor", default="openmpi", choices=["openmpi", "mpich"],
                     help="--here with --probe and --measured: the MPI measured there")
@@ -83,25 +89,26 @@ def add_calibrate(sub) -> None:
 
 def calibrate_here(args: argparse.Namespace, console) -> int:
     """tucoll calibrate --here: fit this machine's mechanisms, write its platform, predict larger P."""
-    import pandas as pd
-
     from tucoll import calibrate
 
     out = Path(args.out)
     build = None if args.probe and args.measured else Build.find(args.mpi_build_dir)
-    if args.probe:  # measured elsewhere (scripts/gpu-check.sh's calibrate stage)
-        probe = pd.read_csv(args.probe)
+    if args.probe and args.measured:  # measured elsewhere (scripts/gpu-check.sh's calibrate stage)
+        probe = calibrate.read_rounds(args.probe)
+        measured = calibrate.read_rounds(args.measured, dtype={"params": str}, keep_default_na=False)
+    elif args.probe or args.measured:
+        console.print("tucoll calibrate --here: --probe and --measured come together (both from the machine measured)")
+        return 2
     else:
-        console.print(f"probing this machine with {build.mpi_flavor} (tucoll-bench machine, 2 ranks)")
-        probe = calibrate.probe_here(build)
+        rounds = args.rounds or calibrate.HERE_ROUNDS
+        console.print(f"probing and measuring this machine with {build.mpi_flavor}, {rounds} rounds")
+        probe, measured = calibrate.probe_and_measure_here(build, rounds=rounds, log=console.print)
     cores = args.cores or os.cpu_count() or 1
     fitted = calibrate.fit_here(probe, cores)
     console.print(fitted.rows().to_string(index=False), markup=False, highlight=False)
     flavor = build.mpi_flavor if build else args.flavor
     platform = calibrate.write_here_platform(fitted, flavor, out)
     console.print(f"wrote {platform} and its .xml: `tucoll sim --platform {platform}`")
-    measured = pd.read_csv(args.measured, dtype={"params": str}, keep_default_na=False) if args.measured \
-        else calibrate.measure_here(build, log=console.print)
     table = calibrate.here_table(measured, platform, cores, scheduler=args.scheduler, workers=args.workers,
                                  sim_build_dir=args.build_dir, log=console.print)
     console.print(f"\n[bold]alltoallv, uniform: simulated on the fitted platform against measured[/bold] "

@@ -123,6 +123,7 @@ def build_command(build: Build, run: SimRun, hostfile: Path) -> tuple[list[str],
     env = dict(os.environ)
     env["TUCOLL_SIM_COPY_BW"] = repr(run.platform.copy_bandwidth)
     env["TUCOLL_SIM_COPY_PIECE"] = repr(run.platform.copy_piece)
+    env["TUCOLL_SIM_CALL"] = repr(run.platform.call_cost)
     env["TUCOLL_SIM_SHARED_BUFFERS"] = "1" if run.shared_buffers else "0"
     if run.platform.ipc:
         for engine in ("kernel", "memcpy"):

@@ -35,6 +35,9 @@ class Platform:
     # What a local copy or a datatype engine pays per contiguous piece (seconds), beside
     # copy_bandwidth: set by tucoll calibrate, 0 elsewhere.
     copy_piece: float = 0.0
+    # What a tucoll call costs before its exchange (seconds, charged once per call: the library's
+    # TUCOLL_SIM_CALL): measured by tucoll calibrate --here, 0 elsewhere.
+    call_cost: float = 0.0
     # The entry as platforms.json (or the platform's own .json file) gives it.
     entry: dict = field(default_factory=dict, compare=False)
 
@@ -87,7 +90,7 @@ class Platform:
         hosts = [f"{prefix}{i}{suffix}" for prefix, count, suffix in entry["hosts"] for i in range(count)]
         return cls(name, base / entry["file"], hosts, entry["ranks_per_node"], entry["vendor"],
                    float(entry["copy_bandwidth"]), entry["summary"], entry.get("ipc"),
-                   float(entry.get("copy_piece", 0.0)), entry)
+                   float(entry.get("copy_piece", 0.0)), float(entry.get("call_cost", 0.0)), entry)
 
 
 @functools.lru_cache(maxsize=None)
