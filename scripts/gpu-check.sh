@@ -202,7 +202,8 @@ for round in 1 2 3 4 5; do
     CUDA_VISIBLE_DEVICES= run 120 $np "$bench" alltoallv $algs --sizes 16,1024,65536 --dist uniform \
         --iters 20 --format csv > "$work/here.$np.csv" 2> "$work/here.$np.err" ||
       { echo "tucoll-bench alltoallv np $np (calibrate, round $round) failed:"; tail -5 "$work/here.$np.err"; continue; }
-    if [ -f "$measured" ]; then tail -n +2 "$work/here.$np.csv"; else cat "$work/here.$np.csv"; fi >> "$measured"
+    # -s, not -f: the redirection has made the file (empty) before the test runs.
+    if [ -s "$measured" ]; then tail -n +2 "$work/here.$np.csv"; else cat "$work/here.$np.csv"; fi >> "$measured"
   done
 done
 echo "calibrate: $(ls "$out"/machine_probe.*.csv | wc -l) probes, $(ls "$out"/here_measured.*.csv 2>/dev/null | wc -l) measurements"
