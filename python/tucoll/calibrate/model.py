@@ -273,6 +273,12 @@ class Topology:
     def load(self, nodes: int, shifts: tuple[tuple[int, float], ...]) -> float:
         """The busiest link's load, in units of one link's bandwidth, when every node of `nodes`
         sends `weight` flows to the node `shift` after it, for each (shift, weight) of `shifts`."""
+        if not self.adaptive:  # the same sums, link by link and shift by shift, on arrays
+            parts = [(self._shift_arrays(nodes, shift % nodes), weight) for shift, weight in shifts if weight]
+            total = np.zeros(len(self._link_index(nodes)))
+            for (links, flows), weight in parts:
+                total[links] += weight * flows
+            return float(total.max()) if len(total) else 0.0
         minimal: dict[tuple, float] = {}
         for shift, weight in shifts:
             if weight:
@@ -319,6 +325,18 @@ class Topology:
             for link, bandwidth in self.route(src, (src + shift) % nodes):
                 loads[link] = loads.get(link, 0.0) + 1.0 / bandwidth
         return loads
+
+    @functools.lru_cache(maxsize=None)
+    def _link_index(self, nodes: int) -> dict[tuple, int]:
+        """A number for each link that the shifts among `nodes` nodes seen so far load (it grows)."""
+        return {}
+
+    @functools.lru_cache(maxsize=None)
+    def _shift_arrays(self, nodes: int, shift: int) -> tuple[np.ndarray, np.ndarray]:
+        """_shift_links as arrays: the links' numbers (_link_index) and their flows."""
+        index, loads = self._link_index(nodes), self._shift_links(nodes, shift)
+        links = np.array([index.setdefault(link, len(index)) for link in loads], dtype=np.intp)
+        return links, np.fromiter(loads.values(), dtype=float, count=len(loads))
 
     def shift_load(self, nodes: int, shift: int) -> float:
         """The busiest link's load when every node sends one flow to the node `shift` after it."""
@@ -438,57 +456,56 @@ def run_phases(m: Mechanisms, nprocs: int, ppn: int, phases: tuple[Phase, ...]) 
             return nodes > 1 and (rank ^ phase.distance) // ppn != 0
         return nodes > 1 and ((rank - phase.distance) // ppn) % nodes != 0
 
-    def receiver(rank: int, phase: Phase) -> int:
-        return (rank ^ phase.distance if phase.paired else rank + phase.distance) % ppn
-
-    def sender(rank: int, phase: Phase) -> int:
-        return (rank ^ phase.distance if phase.paired else rank - phase.distance) % ppn
+    # Each phase's partners and whether a message crosses the interface, by local rank: looked up
+    # once here rather than at each of the loop's events (millions per calibration).
+    receivers = [[(r ^ ph.distance if ph.paired else r + ph.distance) % ppn for r in range(ppn)] for ph in phases]
+    senders = [[(r ^ ph.distance if ph.paired else r - ph.distance) % ppn for r in range(ppn)] for ph in phases]
+    incoming = [[from_other_node(r, ph) for r in range(ppn)] for ph in phases]
+    outgoing = [[incoming[k][receivers[k][r]] for r in range(ppn)] for k in range(len(phases))]
 
     departed: list[list[float | None]] = [[None] * ppn for _ in phases]
     delivered: list[list[float]] = [[0.0] * ppn for _ in phases]  # at its receiver, by sender
     waiting: dict[tuple[int, int], float] = {}  # (phase, rank) -> since when it waits for its peer's message
     events: list[tuple[float, int, str, int, int]] = []
     order = itertools.count()
+    push, pop = heapq.heappush, heapq.heappop
     interface_free = 0.0
     finished = [0.0] * ppn
-
-    def at(time: float, what: str, rank: int, phase: int) -> None:
-        heapq.heappush(events, (time, next(order), what, rank, phase))
+    gap = m.nic_gap
 
     for rank in range(ppn):
-        at(0.0, "send", rank, 0)
+        push(events, (0.0, next(order), "send", rank, 0))
     while events:
-        time, _, what, rank, k = heapq.heappop(events)
+        time, _, what, rank, k = pop(events)
         phase = phases[k]
-        leaves = from_other_node(receiver(rank, phase), phase)
         if what == "send":
             time += phase.copy + m.isend + phase.size * m.isend_per_byte
-            if leaves and m.nic_gap > 0:
-                at(time, "interface out", rank, k)
+            if outgoing[k][rank] and gap > 0:
+                push(events, (time, next(order), "interface out", rank, k))
                 continue
             what = "departed"
         elif what == "interface out":
-            time = interface_free = max(time, interface_free) + m.nic_gap
+            time = interface_free = max(time, interface_free) + gap
             what = "departed"
         if what == "departed":
             departed[k][rank] = time
-            flight = (m.path_latency + phase.link if leaves
+            flight = (m.path_latency + phase.link if outgoing[k][rank]
                       else m.loopback_latency + phase.size / m.loopback_bandwidth)
             delivered[k][rank] = time + flight
-            to, source = receiver(rank, phase), sender(rank, phase)
+            to, source = receivers[k][rank], senders[k][rank]
             if (k, to) in waiting:
-                at(max(waiting.pop((k, to)), delivered[k][rank]), "arrived", to, k)
+                push(events, (max(waiting.pop((k, to)), delivered[k][rank]), next(order), "arrived", to, k))
             if departed[k][source] is not None:
-                at(max(time, delivered[k][source]), "arrived", rank, k)
+                push(events, (max(time, delivered[k][source]), next(order), "arrived", rank, k))
             else:
                 waiting[(k, rank)] = time
             continue
         if what == "arrived":
-            if from_other_node(rank, phase) and m.nic_gap > 0:
-                at(time, "interface in", rank, k)
+            if incoming[k][rank] and gap > 0:
+                push(events, (time, next(order), "interface in", rank, k))
                 continue
         elif what == "interface in":
-            time = interface_free = max(time, interface_free) + m.nic_gap
+            time = interface_free = max(time, interface_free) + gap
         if phase.size < m.detached_limit:
             time += m.recv + phase.size * m.recv_per_byte + m.match_cost
         else:
@@ -496,7 +513,7 @@ def run_phases(m: Mechanisms, nprocs: int, ppn: int, phases: tuple[Phase, ...]) 
         time += phase.copy
         finished[rank] = time
         if k + 1 < len(phases):
-            at(time, "send", rank, k + 1)
+            push(events, (time, next(order), "send", rank, k + 1))
     return max(finished)
 
 
