@@ -89,8 +89,9 @@ double copy_time(long bytes, int iters) {
 
 // Seconds per call of an alltoallv of one 16-byte block on MPI_COMM_SELF: through tucoll's
 // dispatch (`through_tucoll`: its checks, the communicator's context and selection, the vendor's
-// call) or the MPI's own call alone. No message moves, so the difference is what a tucoll call
-// costs before its exchange, which a simulation charges as such (platform::charge_call).
+// call) or the MPI's own call alone (PMPI_: not through tucoll's interposer, were it preloaded).
+// No message moves, so the difference is what a tucoll call costs before its exchange, which a
+// simulation charges as such (platform::charge_call).
 double call_time(bool through_tucoll, int reps, int iters) {
     char send[16] = {}, recv[16];
     const int count = 16, displ = 0;
@@ -101,8 +102,8 @@ double call_time(bool through_tucoll, int reps, int iters) {
         for (int r = 0; r < reps && rc == MPI_SUCCESS; ++r) {
             rc = through_tucoll ? tucoll_alltoallv_with("vendor", send, &count, &displ, MPI_BYTE, recv, &count,
                                                         &displ, MPI_BYTE, MPI_COMM_SELF)
-                                : MPI_Alltoallv(send, &count, &displ, MPI_BYTE, recv, &count, &displ, MPI_BYTE,
-                                                MPI_COMM_SELF);
+                                : PMPI_Alltoallv(send, &count, &displ, MPI_BYTE, recv, &count, &displ, MPI_BYTE,
+                                                 MPI_COMM_SELF);
         }
         if (rc != MPI_SUCCESS) {  // a time of the error path would be no time of the call
             std::fprintf(stderr, "tucoll-bench machine: alltoallv on MPI_COMM_SELF failed (%d)\n", rc);

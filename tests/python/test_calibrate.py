@@ -334,7 +334,30 @@ def test_here_fits_the_median_of_its_rounds_and_reports_their_spread():
                               "size": 16, "median_us": t, "round": r} for r, t in enumerate((1.0, 4.0, 2.0), start=1)])
     one = calibrate.median_of_rounds(measured)
     assert len(one) == 1 and one.iloc[0]["median_us"] == 2.0 and one.iloc[0]["rounds_spread"] == 4.0
-    assert one.iloc[0]["params"] == "" and one.iloc[0]["rounds"] == 3
+    assert one.iloc[0]["params"] == "" and one.iloc[0]["measured_rounds"] == 3
+    # A round cut short (the machine's probe timed out part-way) is left out, and said so.
+    cut = pd.concat([probe, pd.read_csv(io.StringIO(probe_rows(9e-7))).head(8).assign(round=4)], ignore_index=True)
+    fit = calibrate.fit_here(cut, cores=16)
+    assert fit.skipped == (4,) and len(fit.rounds) == 3 and fit.overhead == pytest.approx(2e-7, rel=1e-6)
+
+
+def test_here_refuses_what_it_cannot_fit(tmp_path):
+    (tmp_path / "probe.csv").write_text(probe_rows())
+    with_round = tmp_path / "rounds.csv"
+    import pandas as pd
+
+    pd.read_csv(tmp_path / "probe.csv").assign(round=1).to_csv(with_round, index=False)
+    with pytest.raises(ValueError, match="not both"):
+        calibrate.read_rounds([str(tmp_path / "probe.csv"), str(with_round)])
+
+    def here(*args):
+        return subprocess.run([sys.executable, "-m", "tucoll", "calibrate", "--here", "--out", str(tmp_path / "x.json"),
+                               *args], capture_output=True, text=True, timeout=120)
+
+    # Said before any build is looked for: back home there is often none.
+    alone = here("--probe", str(tmp_path / "probe.csv"), "--mpi-build-dir", str(tmp_path / "no-build"))
+    assert alone.returncode == 2 and "come together" in alone.stdout
+    assert here("--rounds", "0").returncode == 2
 
 
 @needs_simgrid

@@ -29,7 +29,7 @@ HERE_ROUNDS = 5  # probe and measurement alternate this many times (a VM's speed
 PARAMETERS = (
     ("latency", "latency (smpi cluster lat)", "ns", 1e9, "ping-pong of 0 B: one way, less the send and receive overheads"),
     ("bandwidth", "bandwidth (loopback_bw)", "GB/s", 1e-9, "ping-pong of 16 KiB to 1 MiB: the slope of time over size"),
-    ("small_bandwidth", "below 16 KiB (smpi/bw-factor)", "GB/s", 1e-9,
+    ("small_bandwidth", "up to 16 KiB (smpi/bw-factor)", "GB/s", 1e-9,
      "ping-pong of 16 B to 1 KiB: the slope (an eager message is copied in and out of a shared buffer)"),
     ("overhead", "smpi/os, ois, or", "ns", 1e9,
      "16 to 256 messages outstanding: time per added message (an alltoallv at P <= 128 holds fewer)"),
@@ -47,14 +47,16 @@ class HereFit:
     """A machine's mechanisms, from `tucoll-bench machine` (two ranks on one node)."""
     latency: float         # one-way time of an empty message, less the two overheads
     bandwidth: float       # bytes/s between two ranks (large ping-pong messages)
-    small_bandwidth: float  # bytes/s of messages below 16 KiB (the MPI's eager protocol)
+    small_bandwidth: float  # bytes/s of messages up to 16 KiB (the MPI's eager protocol)
     overhead: float        # seconds per message, many outstanding (smpi/os, ois, or each)
     match_cost: float      # seconds per posted receive an arrival walks past
     copy_bandwidth: float  # bytes/s of one core's memcpy (local copies inside the algorithms)
     call_cost: float       # seconds of a tucoll call before its exchange (0: not probed)
     cores: int
-    # The fits of the probe's rounds one by one, when it has several: their spread, reported.
+    # The fits of the probe's rounds one by one, when it has several: their spread, reported; and
+    # the rounds left out, whose probe lacks rows (cut short).
     rounds: tuple["HereFit", ...] = ()
+    skipped: tuple[int, ...] = ()
 
     def rows(self) -> pd.DataFrame:
         spread = len(self.rounds) > 1
@@ -95,9 +97,17 @@ def fit_here(probe: pd.DataFrame, cores: int) -> HereFit:
     `cores` cores. A probe of several rounds (a `round` column) is fitted on the median of its
     rounds' times, test by test, and each round alone for the spread."""
     if "round" in probe.columns and probe["round"].nunique() > 1:
-        rounds = tuple(_fit_one(part, cores) for _, part in probe.groupby("round", sort=True))
-        median = probe.groupby(["test", "bytes", "count"], as_index=False, sort=False)["seconds"].median()
-        return replace(_fit_one(median, cores), rounds=rounds)
+        rounds, skipped = {}, []
+        for number, part in probe.groupby("round", sort=True):
+            try:
+                rounds[number] = _fit_one(part, cores)
+            except (KeyError, IndexError, ValueError, TypeError):  # a round cut short: rows missing
+                skipped.append(int(number))
+        if not rounds:
+            raise ValueError(f"no round of the probe has every test tucoll-bench machine prints (rounds {skipped})")
+        whole = probe[probe["round"].isin(list(rounds))]
+        median = whole.groupby(["test", "bytes", "count"], as_index=False, sort=False)["seconds"].median()
+        return replace(_fit_one(median, cores), rounds=tuple(rounds.values()), skipped=tuple(skipped))
     return _fit_one(probe, cores)
 
 
@@ -133,6 +143,7 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     o = f"0:{fit_.overhead:.6g}:0"
+    eager = fit_.small_bandwidth / fit_.bandwidth if math.isfinite(fit_.bandwidth) else 1.0
     xml = f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <!-- A machine of {fit_.cores} cores, as tucoll calibrate fitted it from tucoll-bench machine with its MPI
@@ -143,7 +154,7 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     <prop id="smpi/ois" value="{o}"/>
     <prop id="smpi/or" value="{o}"/>
     <prop id="smpi/match-cost" value="{fit_.match_cost:.6g}"/>
-    <prop id="smpi/bw-factor" value="0:{fit_.small_bandwidth / fit_.bandwidth:.6g};16384:1"/>
+    <prop id="smpi/bw-factor" value="0:{eager:.6g};16384:1"/>
     <prop id="smpi/lat-factor" value="0:1"/>
   </config>
   <zone id="world" routing="Full">
@@ -189,16 +200,18 @@ def probe_and_measure_here(build, rounds: int = HERE_ROUNDS, iters: int = 20,
 def read_rounds(paths: list[str], **read_csv) -> pd.DataFrame:
     """CSV files of a probe or a measurement, as one frame with a `round` column: a file's own, or
     the file's place in `paths` (scripts/gpu-check.sh writes a file per round)."""
-    frames = []
-    for i, path in enumerate(paths, start=1):
-        frame = pd.read_csv(path, **read_csv)
-        frames.append(frame if "round" in frame.columns else frame.assign(round=i))
-    return pd.concat(frames, ignore_index=True)
+    frames = [pd.read_csv(path, **read_csv) for path in paths]
+    numbered = ["round" in frame.columns for frame in frames]
+    if any(numbered) and not all(numbered):
+        raise ValueError("give either files with a round column or a file per round, not both")
+    return pd.concat(frames if all(numbered) else [f.assign(round=i) for i, f in enumerate(frames, start=1)],
+                     ignore_index=True)
 
 
 def median_of_rounds(measured: pd.DataFrame) -> pd.DataFrame:
-    """One row per measured point: the median of its rounds' medians (`median_us`), and the most
-    over the least of them (`rounds_spread`: 1 for a single round)."""
+    """One row per measured point: the median of its rounds' medians (`median_us`), how many
+    rounds measured it (`measured_rounds`), and the most over the least of them (`rounds_spread`:
+    1 for a single round)."""
     if "round" not in measured.columns:
         measured = measured.assign(round=1)
     keys = [c for c in ("collective", "algorithm", "params", "nprocs", "ppn", "dist", "size", "type")
@@ -206,7 +219,7 @@ def median_of_rounds(measured: pd.DataFrame) -> pd.DataFrame:
     times = measured.assign(median_us=measured["median_us"].astype(float))
     grouped = times.groupby(keys, sort=False, dropna=False)["median_us"]
     return grouped.median().to_frame().assign(
-        rounds=grouped.size(), rounds_spread=grouped.max() / grouped.min()).reset_index()
+        measured_rounds=grouped.size(), rounds_spread=grouped.max() / grouped.min()).reset_index()
 
 
 def here_specs(nprocs: int) -> list[str]:

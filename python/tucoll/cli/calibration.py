@@ -92,19 +92,32 @@ def calibrate_here(args: argparse.Namespace, console) -> int:
     from tucoll import calibrate
 
     out = Path(args.out)
-    build = None if args.probe and args.measured else Build.find(args.mpi_build_dir)
-    if args.probe and args.measured:  # measured elsewhere (scripts/gpu-check.sh's calibrate stage)
-        probe = calibrate.read_rounds(args.probe)
-        measured = calibrate.read_rounds(args.measured, dtype={"params": str}, keep_default_na=False)
-    elif args.probe or args.measured:
+    if bool(args.probe) != bool(args.measured):
         console.print("tucoll calibrate --here: --probe and --measured come together (both from the machine measured)")
         return 2
+    if args.rounds is not None and (args.rounds < 1 or args.probe):
+        console.print("tucoll calibrate --here: --rounds takes a count of 1 or more, and only when this machine is "
+                      "probed (with --probe, the files are the rounds)")
+        return 2
+    if args.probe:  # measured elsewhere (scripts/gpu-check.sh's calibrate stage)
+        build = None
+        probe = calibrate.read_rounds(args.probe)
+        measured = calibrate.read_rounds(args.measured, dtype={"params": str}, keep_default_na=False)
     else:
+        build = Build.find(args.mpi_build_dir)
         rounds = args.rounds or calibrate.HERE_ROUNDS
         console.print(f"probing and measuring this machine with {build.mpi_flavor}, {rounds} rounds")
         probe, measured = calibrate.probe_and_measure_here(build, rounds=rounds, log=console.print)
+    # Kept first, so that the fit can be made again without measuring (--probe F-probe.csv
+    # --measured F-measured.csv), whatever happens after.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    probe.to_csv(out.with_name(out.stem + "-probe.csv"), index=False)
+    measured.to_csv(out.with_name(out.stem + "-measured.csv"), index=False)
     cores = args.cores or os.cpu_count() or 1
     fitted = calibrate.fit_here(probe, cores)
+    if fitted.skipped:
+        console.print(f"[yellow]rounds {', '.join(map(str, fitted.skipped))} of the probe lack rows (cut short): "
+                      "left out of the fit[/yellow]")
     console.print(fitted.rows().to_string(index=False), markup=False, highlight=False)
     flavor = build.mpi_flavor if build else args.flavor
     platform = calibrate.write_here_platform(fitted, flavor, out)
@@ -115,6 +128,5 @@ def calibrate_here(args: argparse.Namespace, console) -> int:
                   f"({cores} cores: P above that is oversubscribed, scheduler-bound)")
     console.print(table.to_string(index=False, float_format="%.4g"), markup=False, highlight=False)
     table.to_csv(out.with_name(out.stem + "-prediction.csv"), index=False)
-    probe.to_csv(out.with_name(out.stem + "-probe.csv"), index=False)
     fitted.rows().to_csv(out.with_name(out.stem + "-fit.csv"), index=False)
     return 0
