@@ -324,8 +324,9 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         fit_range = (f"Where nothing is oversubscribed, at P = {alone['P'].min()}, blocks below {alone['S'].iloc[-1]} "
                      f"are predicted at {small.min():.2f} to {small.max():.2f} of their time. What the model lacks "
                      f"shows in the probe: one nonblocking message and its acknowledgement take {one * 1e6:.2f} us, "
-                     f"a blocking round trip {trip * 1e6:.2f} us: the difference is a fixed cost of the MPI's "
-                     "nonblocking path per wait (MPI_Waitall), which no SMPI option charges (smpi/ois is per message)." if len(small) else "")
+                     f"a blocking round trip {trip * 1e6:.2f} us: the difference is what the MPI's nonblocking path "
+                     "(requests, MPI_Waitall) adds once per exchange, which no SMPI option charges (smpi/ois is "
+                     "per message)." if len(small) else "")
         oversubscribed = (f"From P = {over.min()} the machine was oversubscribed (more ranks than cores), so "
                           "its measured times there are the scheduler's as much as the MPI's, which no network "
                           "model holds." if len(over) else "No P was oversubscribed.")
@@ -340,7 +341,7 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
             "(least to most, below), and each measured time is the median of its rounds, with the most over the "
             "least of them beside it. Besides the network's mechanisms the platform charges what a tucoll call "
             "costs before its exchange (`call_cost`: the simulator samples no host computation) and eager "
-            "messages' lower bandwidth (`smpi/bw-factor` below 16 KiB). "
+            "messages' lower bandwidth (`smpi/bw-factor` up to 16 KiB). "
             f"Predicted at P = {', '.join(map(str, HERE_NPROCS_PREDICT))}: predicted / measured from "
             f"{predicted['predicted / measured'].min():.3g} to {predicted['predicted / measured'].max():.3g}. "
             + oversubscribed + " " + fit_range,
