@@ -285,7 +285,7 @@ class Topology:
                 for link, flows in self._shift_links(nodes, shift % nodes).items():
                     minimal[link] = minimal.get(link, 0.0) + weight * flows
         if not minimal:
-            return max(minimal.values(), default=0.0)
+            return 0.0
         # Valiant's loads do not depend on the shift: summed over every source, each leg reaches
         # every node once.
         valiant = self._valiant_links(nodes)

@@ -315,10 +315,10 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         table = pd.read_csv(prediction)
         predicted = table[table["role"] == "predicted"]
         over = table[table["oversubscribed"]]["P"]
-        rounds = int(pd.read_csv(prediction.with_name("here-probe.csv")).get("round", pd.Series([1])).max())
+        probe = pd.read_csv(prediction.with_name("here-probe.csv"))
+        rounds = int(probe.get("round", pd.Series([1])).max())
         alone = table[(table["role"] == "fit range") & ~table["oversubscribed"]]
         small = alone[alone["S"] != alone["S"].iloc[-1]]["predicted / measured"] if len(alone) else pd.Series([], dtype=float)
-        probe = pd.read_csv(prediction.with_name("here-probe.csv"))
         seconds = probe.groupby(["test", "count", "bytes"])["seconds"].median()
         one, trip = seconds[("burst", 1, 8)], 2 * seconds[("pingpong", 1, 0)]
         fit_range = (f"Where nothing is oversubscribed, at P = {alone['P'].min()}, blocks below {alone['S'].iloc[-1]} "
