@@ -17,20 +17,23 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-// One-way time of a message of `bytes`: half a round trip, `reps` round trips per sample.
+// One-way time of a message of `bytes`: half a round trip, `reps` round trips per sample. Each
+// rank sends from one buffer and receives into another, as osu_latency does: sending back the
+// buffer just received would have each message read lines still dirty in the other core's cache,
+// which an alltoallv's send buffer, written before the call, is not.
 double pingpong(MPI_Comm comm, int rank, int bytes, int reps, int iters) {
-    std::vector<char> buf(std::max(bytes, 1));
+    std::vector<char> out(std::max(bytes, 1), 1), in(std::max(bytes, 1));
     std::vector<double> samples;
     for (int it = 0; it < iters + 1; ++it) {  // the first round warms up
         MPI_Barrier(comm);
         const double t0 = MPI_Wtime();
         for (int r = 0; r < reps; ++r) {
             if (rank == 0) {
-                MPI_Send(buf.data(), bytes, MPI_BYTE, 1, 0, comm);
-                MPI_Recv(buf.data(), bytes, MPI_BYTE, 1, 0, comm, MPI_STATUS_IGNORE);
+                MPI_Send(out.data(), bytes, MPI_BYTE, 1, 0, comm);
+                MPI_Recv(in.data(), bytes, MPI_BYTE, 1, 0, comm, MPI_STATUS_IGNORE);
             } else if (rank == 1) {
-                MPI_Recv(buf.data(), bytes, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE);
-                MPI_Send(buf.data(), bytes, MPI_BYTE, 0, 0, comm);
+                MPI_Recv(in.data(), bytes, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE);
+                MPI_Send(out.data(), bytes, MPI_BYTE, 0, 0, comm);
             }
         }
         if (it > 0) samples.push_back((MPI_Wtime() - t0) / (2.0 * reps));
@@ -128,7 +131,10 @@ int run_machine_probe(MPI_Comm user_comm, int iters) {
         return 2;
     }
     if (rank == 0) std::printf("test,bytes,count,seconds\n");
-    for (int bytes : {0, 16, 1024, 16384, 262144, 1048576}) {
+    // Every power of 4 from 16 B, and of 2 about the sizes where MPIs switch protocol (eager to
+    // rendezvous, copy-in/copy-out to single copy): the point-to-point time by size, as the
+    // platform's factors hold it piece by piece.
+    for (int bytes : {0, 16, 64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 262144, 1048576}) {
         const int reps = bytes >= 262144 ? 20 : 200;
         const double t = pingpong(comm, rank, bytes, reps, iters);
         if (rank == 0) std::printf("pingpong,%d,1,%.9g\n", bytes, t);

@@ -279,14 +279,21 @@ def test_simulations_run_on_a_dask_scheduler_and_workers_on_the_loopback(tmp_pat
     assert again == first
 
 
-def probe_rows(overhead: float = 1e-7) -> str:
-    """A two-rank probe as tucoll-bench machine prints it: 1 us + 1 ns/B ping-pong (2 ns/B below
-    16 KiB), `overhead` per
-    message outstanding, 5 ns per queue entry walked, memcpy at 20 GB/s in cache (1 MiB) and 10 GB/s
-    beyond it (64 MiB), a tucoll call 200 ns more than the MPI's own."""
+PROBE_SIZES = (0, 16, 64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 262144, 1048576)
+
+
+def pingpong_time(b: int) -> float:
+    """The made-up MPI of probe_rows: an empty message in 0.8 us; eager copies up to 2 KiB at 1 us +
+    2 ns/B; a rendezvous from 4 KiB at 3 us + 1 ns/B."""
+    return 8e-7 if b == 0 else 1e-6 + 2e-9 * b if b <= 2048 else 3e-6 + 1e-9 * b
+
+
+def probe_rows(overhead: float = 1e-7, sizes=PROBE_SIZES) -> str:
+    """A two-rank probe as tucoll-bench machine prints it: the ping-pong of pingpong_time, `overhead`
+    per message outstanding, 5 ns per queue entry walked, memcpy at 20 GB/s in cache (1 MiB) and
+    10 GB/s beyond it (64 MiB), a tucoll call 200 ns more than the MPI's own."""
     rows = ["test,bytes,count,seconds"]
-    rows += [f"pingpong,{b},1,{1e-6 + b * (1e-9 if b >= 16384 else 2e-9):.9g}"
-             for b in (0, 16, 1024, 16384, 262144, 1048576)]
+    rows += [f"pingpong,{b},1,{pingpong_time(b):.9g}" for b in sizes]
     for w in (1, 16, 64, 256, 1024):
         rows.append(f"burst,8,{w},{2e-6 + w * overhead:.9g}")
         rows.append(f"burst_reversed,8,{w},{2e-6 + w * overhead + 5e-9 * w * (w - 1) / 2:.9g}")
@@ -304,16 +311,70 @@ def test_here_fit_recovers_the_mechanisms_of_a_probe():
     fit = calibrate.fit_here(pd.read_csv(io.StringIO(probe_rows())), cores=16)
     assert fit.overhead == pytest.approx(1e-7, rel=1e-6)
     assert fit.match_cost == pytest.approx(5e-9, rel=1e-6)
-    assert fit.bandwidth == pytest.approx(1e9, rel=1e-6)
-    assert fit.small_bandwidth == pytest.approx(5e8, rel=1e-6)
-    assert fit.latency == pytest.approx(1e-6 - 2e-7, rel=1e-6)
+    assert fit.latency == pytest.approx(8e-7 - 2e-7, rel=1e-6)  # the empty message, less two overheads
     assert fit.copy_bandwidth == pytest.approx(2e10, rel=1e-6)  # the copy in cache
     assert fit.call_cost == pytest.approx(2e-7, rel=1e-6)
-    # A probe from before the call rows and the copy in cache: no call cost, the copy of 64 MiB.
-    older = pd.read_csv(io.StringIO(probe_rows()))
+    # A piece from each probed size, through its time: eager at 0.5 GB/s, the rendezvous at 1 GB/s,
+    # the step between them in the piece from 2 KiB (2 KiB more in 2 us: the most, so the
+    # platform's bandwidth, each piece's factor its own over it).
+    assert [p.at for p in fit.pieces] == list(PROBE_SIZES)
+    assert [p.time for p in fit.pieces] == pytest.approx([pingpong_time(b) for b in PROBE_SIZES], rel=1e-6)
+    assert [p.bandwidth for p in fit.pieces[1:5]] == pytest.approx([5e8] * 4, rel=1e-6)
+    assert [p.bandwidth for p in fit.pieces[6:]] == pytest.approx([1e9] * 7, rel=1e-6)
+    assert fit.pieces[5].bandwidth == pytest.approx(1.024e9, rel=1e-6) == fit.bandwidth
+    # Written at each piece's start less one (a factor holds above its size): eager messages at
+    # (1 us - 2 overheads) / latency, the rendezvous at 2.8 / 0.6.
+    lat_factor, bw_factor = (dict(kv.split(":") for kv in f.split(";")) for f in fit.factors())
+    assert float(lat_factor["0"]) == pytest.approx(0.8 / 0.6, rel=1e-5) and float(bw_factor["0"]) == pytest.approx(0.5 / 1.024)
+    assert float(lat_factor["4095"]) == pytest.approx(2.8 / 0.6, rel=1e-5) and float(bw_factor["4095"]) == pytest.approx(1 / 1.024)
+    # A probe from before the call rows, the copy in cache and most ping-pong sizes: no call cost,
+    # the copy of 64 MiB, a piece per size it has.
+    older = pd.read_csv(io.StringIO(probe_rows(sizes=(0, 16, 1024, 16384, 262144, 1048576))))
     older = older[~older["test"].str.startswith("call") & ~((older["test"] == "copy") & (older["bytes"] == 1 << 20))]
     assert calibrate.fit_here(older, cores=16).call_cost == 0
     assert calibrate.fit_here(older, cores=16).copy_bandwidth == pytest.approx(1e10, rel=1e-6)
+    assert len(calibrate.fit_here(older, cores=16).pieces) == 6
+
+
+def test_here_pieces_are_monotone_no_faster_than_a_copy_and_never_below_the_overheads():
+    import io
+
+    import pandas as pd
+
+    probe = pd.read_csv(io.StringIO(probe_rows()))
+    pingpong = probe["test"] == "pingpong"
+    # Noise: 64 B faster than 16 B. Sizes that close differ by noise alone, so they share a time.
+    noisy = probe.copy()
+    noisy.loc[pingpong & (noisy["bytes"] == 64), "seconds"] = pingpong_time(16) - 1e-8
+    fit = calibrate.fit_here(noisy, cores=16)
+    assert all(a.time <= b.time for a, b in zip(fit.pieces, fit.pieces[1:]))
+    assert fit.pieces[1].bandwidth == pytest.approx(2e10)  # no rise: as fast as a copy, no faster
+    # Out of cache, 1 MiB at a third of the bandwidth: the line through 256 KiB and 1 MiB would
+    # start below the overheads, so the piece runs from them through its size's time instead.
+    slow = probe.copy()
+    slow.loc[pingpong & (slow["bytes"] == 1 << 20), "seconds"] = 3e-6 + 3e-9 * (1 << 20)
+    piece = calibrate.fit_here(slow, cores=16).pieces[-2]
+    assert piece.at == 262144 and piece.intercept() == pytest.approx(2e-7, rel=1e-6)
+    assert piece.time == pytest.approx(pingpong_time(262144), rel=1e-6)
+
+
+@needs_simgrid
+def test_the_fitted_platform_reproduces_its_probes_point_to_point_times_in_simulation(tmp_path):
+    import io
+
+    import pandas as pd
+
+    fit = calibrate.fit_here(pd.read_csv(io.StringIO(probe_rows())), cores=16)
+    platform = calibrate.write_here_platform(fit, "openmpi", tmp_path / "made-up.json")
+    proc = subprocess.run([sys.executable, "-m", "tucoll", "sim", "--platform", str(platform), "--np", "2",
+                           "--no-check", "--build-dir", str(SIM_BUILD), "--", "machine"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    simulated = pd.read_csv(io.StringIO("\n".join(l for l in proc.stdout.splitlines() if not l.startswith("#"))))
+    pingpong = simulated[simulated["test"] == "pingpong"].set_index("bytes")["seconds"]
+    # Every non-empty size within 5 % (SimGrid charges an empty message no overheads).
+    for size in PROBE_SIZES[1:]:
+        assert pingpong[size] == pytest.approx(pingpong_time(size), rel=0.05), size
 
 
 def test_here_fits_the_median_of_its_rounds_and_reports_their_spread():
@@ -381,7 +442,8 @@ def test_here_from_another_machines_probe_and_measurements(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     platform = sim.Platform.load(str(out))
     assert platform.vendor == "mpich" and platform.call_cost == pytest.approx(2e-7, rel=1e-6)
-    assert platform.options()["smpi/bw-factor"] == "0:0.5;16384:1"  # eager messages at half the bandwidth
+    # The ping-pong's pieces: eager messages at half the bandwidth of the rendezvous.
+    assert platform.options()["smpi/bw-factor"].startswith("0:0.488281;63:0.488281;255:0.488281;1023:0.488281;")
     import pandas as pd
 
     table = pd.read_csv(tmp_path / "there-prediction.csv")

@@ -4,7 +4,6 @@ platform file, and its predictions held against measurement."""
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -28,9 +27,8 @@ HERE_ROUNDS = 5  # probe and measurement alternate this many times (a VM's speed
 # Each row of HereFit.rows: the field, its name in the platform, its unit and scale, where it comes from.
 PARAMETERS = (
     ("latency", "latency (smpi cluster lat)", "ns", 1e9, "ping-pong of 0 B: one way, less the send and receive overheads"),
-    ("bandwidth", "bandwidth (loopback_bw)", "GB/s", 1e-9, "ping-pong of 16 KiB to 1 MiB: the slope of time over size"),
-    ("small_bandwidth", "up to 16 KiB (smpi/bw-factor)", "GB/s", 1e-9,
-     "ping-pong of 16 B to 1 KiB: the slope (an eager message is copied in and out of a shared buffer)"),
+    ("bandwidth", "bandwidth (loopback_bw)", "GB/s", 1e-9,
+     "the most of the pieces' bandwidths (below): each piece's smpi/bw-factor is its own over this"),
     ("overhead", "smpi/os, ois, or", "ns", 1e9,
      "16 to 256 messages outstanding: time per added message (an alltoallv at P <= 128 holds fewer)"),
     ("match_cost", "smpi/match-cost", "ns", 1e9,
@@ -43,11 +41,24 @@ PARAMETERS = (
 
 
 @dataclass(frozen=True)
+class Piece:
+    """The one-way time of a message from `start` bytes up to the next piece's start: `time` at the
+    probed size `at`, and `bandwidth` for each byte beyond it (or below it)."""
+    start: int
+    at: int
+    time: float
+    bandwidth: float
+
+    def intercept(self) -> float:
+        return self.time - self.at / self.bandwidth if self.at else self.time
+
+
+@dataclass(frozen=True)
 class HereFit:
     """A machine's mechanisms, from `tucoll-bench machine` (two ranks on one node)."""
     latency: float         # one-way time of an empty message, less the two overheads
-    bandwidth: float       # bytes/s between two ranks (large ping-pong messages)
-    small_bandwidth: float  # bytes/s of messages up to 16 KiB (the MPI's eager protocol)
+    bandwidth: float       # bytes/s between two ranks: the most of the pieces'
+    pieces: tuple[Piece, ...]  # the ping-pong's one-way time by size, piece by piece
     overhead: float        # seconds per message, many outstanding (smpi/os, ois, or each)
     match_cost: float      # seconds per posted receive an arrival walks past
     copy_bandwidth: float  # bytes/s of one core's memcpy (local copies inside the algorithms)
@@ -72,6 +83,49 @@ class HereFit:
         rows.append({"parameter": "smpi/nic-gap", "value": "0", **({f"{len(self.rounds)} rounds: least to most": "-"}
                      if spread else {}), "from": "one node: no message crosses an interface"})
         return pd.DataFrame(rows)
+
+
+    def factors(self) -> tuple[str, str]:
+        """smpi/lat-factor and smpi/bw-factor, piece by piece: SimGrid's time of a message of s
+        bytes is os + lat x lat-factor(s) + s / (bw x bw-factor(s)) + or, which each piece's line
+        through its ping-pong points is made to be. A factor written at b holds for sizes above b
+        (SimGrid's FactorSet), so each piece is written at its start less one; an empty message
+        takes SimGrid's defaults (factors of 1, no overheads)."""
+        lat = max(self.latency, 1e-12)
+        pieces = [p for p in self.pieces if p.at]
+        # A piece drawn from the overheads (see _pieces) has no latency: what is left is rounding.
+        lat_factor = ";".join(f"{p.start - 1}:{_at_least_zero((p.intercept() - 2 * self.overhead) / lat):.6g}"
+                              for p in pieces)
+        bw_factor = ";".join(f"{p.start - 1}:{p.bandwidth / self.bandwidth:.6g}" for p in pieces)
+        return lat_factor, bw_factor
+
+    def piece_rows(self, simulated: pd.DataFrame | None = None) -> pd.DataFrame:
+        """The point-to-point pieces as the docs show them; with `simulated` (the probe simulated on
+        the fitted platform: simulate_probe) its one-way times beside the measured ones."""
+        if simulated is not None:
+            simulated = simulated[simulated["test"] == "pingpong"].set_index("bytes")["seconds"]
+        lat_factor, bw_factor = (dict(kv.split(":") for kv in f.split(";")) for f in self.factors())
+        rows = []
+        for i, p in enumerate(self.pieces):
+            row = {"sizes": f"{units.text(p.start)} to {units.text(self.pieces[i + 1].start - 1)}"
+                   if i + 1 < len(self.pieces) else f"{units.text(p.start)} and more",
+                   "ping-pong at": units.text(p.at), "one way": f"{p.time * 1e6:.3f} us"}
+            if len(self.rounds) > 1:
+                times = sorted(r.pieces[i].time for r in self.rounds if len(r.pieces) == len(self.pieces))
+                row[f"{len(self.rounds)} rounds: least to most"] = f"{times[0] * 1e6:.3f} to {times[-1] * 1e6:.3f} us"
+            if simulated is not None:
+                row["simulated"] = f"{simulated[p.at] * 1e6:.3f} us"
+                row["simulated / measured"] = round(simulated[p.at] / p.time, 3)
+            key = str(p.start - 1)
+            row.update({"bandwidth": _shown(p.bandwidth, "GB/s", 1e-9) if p.at else "-",
+                        "smpi/lat-factor": lat_factor.get(key, "1") if p.at else "1",
+                        "smpi/bw-factor": bw_factor.get(key, "1") if p.at else "1"})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+
+def _at_least_zero(value: float) -> float:
+    return value if value > 1e-9 else 0.0
 
 
 def _shown(value: float, unit: str, scale: float) -> str:
@@ -114,12 +168,6 @@ def fit_here(probe: pd.DataFrame, cores: int) -> HereFit:
 def _fit_one(probe: pd.DataFrame, cores: int) -> HereFit:
     import numpy as np
 
-    pp = probe[probe["test"] == "pingpong"].set_index("bytes")["seconds"]
-    large = pp[pp.index >= 16384]
-    slope, _ = np.polyfit(large.index.to_numpy(dtype=float), large.to_numpy(), 1)
-    bandwidth = 1 / slope if slope > 0 else math.inf
-    small_slope = (pp[1024] - pp[16]) / (1024 - 16)
-    small_bandwidth = min(bandwidth, 1 / small_slope) if small_slope > 0 else bandwidth
     burst = probe[probe["test"] == "burst"].set_index("count")["seconds"]
     reversed_ = probe[probe["test"] == "burst_reversed"].set_index("count")["seconds"]
     # Per message, the burst's time falls to 256 outstanding (its fixed start spread thinner), then
@@ -129,13 +177,45 @@ def _fit_one(probe: pd.DataFrame, cores: int) -> HereFit:
     overhead = max(0.0, np.polyfit(counts.to_numpy(dtype=float), burst[counts].to_numpy(), 1)[0])
     w = int(burst.index.max())
     match_cost = max(0.0, (reversed_[w] - burst[w]) / (w * (w - 1) / 2))
-    latency = max(0.0, pp[0] - 2 * overhead)
     copies = probe[probe["test"] == "copy"]
     copy = copies.loc[copies["bytes"].idxmin()]  # 1 MiB (in cache); older probes: 64 MiB alone
     copy_bandwidth = copy["bytes"] / copy["seconds"]
+    pieces = _pieces(probe[probe["test"] == "pingpong"].set_index("bytes")["seconds"], copy_bandwidth, overhead)
+    latency = max(0.0, pieces[0].time - 2 * overhead)
     calls = probe[probe["test"].isin(["call_tucoll", "call_mpi"])].set_index("test")["seconds"]
     call_cost = max(0.0, calls["call_tucoll"] - calls["call_mpi"]) if len(calls) == 2 else 0.0  # older probes
-    return HereFit(latency, bandwidth, small_bandwidth, overhead, match_cost, copy_bandwidth, call_cost, cores)
+    return HereFit(latency, max(p.bandwidth for p in pieces[1:]), pieces, overhead, match_cost, copy_bandwidth,
+                   call_cost, cores)
+
+
+def _pieces(pingpong: pd.Series, copy_bandwidth: float, overhead: float) -> tuple[Piece, ...]:
+    """The one-way time by size (ping-pong, seconds by bytes) as pieces, one from each probed size
+    to the next, each the line through its size's time towards the next's: the way SimGrid's SMPI
+    is calibrated (Degomme et al., "Simulating MPI applications: the SMPI approach", IEEE TPDS
+    2017: piecewise-linear, pieces where the MPI changes protocol), here at every probed size
+    rather than at breaks found by a search, so that an MPI's switch from eager copies to a
+    rendezvous shows as a step between two of them. An empty message is a piece of its own (it
+    skips the payload's path). Times are made non-decreasing in size first (isotonic regression: a
+    larger message never takes less, and sizes a few bytes apart differ by noise alone); no piece
+    moves bytes faster than one core copies them; and a piece whose line would start below the two
+    overheads (bandwidth falling with size, out of cache) takes the line from them through its
+    size's time instead, since SimGrid has no negative latency."""
+    from sklearn.isotonic import IsotonicRegression
+
+    pingpong = pingpong.sort_index()
+    sizes = pingpong.index.to_numpy(dtype=float)
+    if sizes[0] != 0 or len(sizes) < 3:
+        raise ValueError("the ping-pong needs an empty message and two sizes or more")
+    times = IsotonicRegression().fit_transform(sizes, pingpong.to_numpy())
+    pieces = [Piece(0, 0, float(times[0]), copy_bandwidth)]
+    for i in range(1, len(sizes)):
+        j = min(i + 1, len(sizes) - 1)  # the last piece continues its predecessor's slope
+        rise = (times[j] - times[j - 1]) / (sizes[j] - sizes[j - 1])
+        bandwidth = min(copy_bandwidth, 1 / rise) if rise > 0 else copy_bandwidth
+        if times[i] - sizes[i] / bandwidth < 2 * overhead:
+            bandwidth = sizes[i] / max(times[i] - 2 * overhead, 1e-12)
+        pieces.append(Piece(1 if i == 1 else int(sizes[i]), int(sizes[i]), float(times[i]), float(bandwidth)))
+    return tuple(pieces)
 
 
 def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
@@ -143,7 +223,7 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     o = f"0:{fit_.overhead:.6g}:0"
-    eager = fit_.small_bandwidth / fit_.bandwidth if math.isfinite(fit_.bandwidth) else 1.0
+    lat_factor, bw_factor = fit_.factors()
     xml = f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <!-- A machine of {fit_.cores} cores, as tucoll calibrate fitted it from tucoll-bench machine with its MPI
@@ -154,8 +234,8 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     <prop id="smpi/ois" value="{o}"/>
     <prop id="smpi/or" value="{o}"/>
     <prop id="smpi/match-cost" value="{fit_.match_cost:.6g}"/>
-    <prop id="smpi/bw-factor" value="0:{eager:.6g};16384:1"/>
-    <prop id="smpi/lat-factor" value="0:1"/>
+    <prop id="smpi/bw-factor" value="{bw_factor}"/>
+    <prop id="smpi/lat-factor" value="{lat_factor}"/>
   </config>
   <zone id="world" routing="Full">
     <cluster id="here" prefix="here-" radical="0-0" suffix=".sim" speed="1Gf" core="64"
@@ -171,6 +251,19 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
              "summary": f"a machine of {fit_.cores} cores ({flavor}), fitted by tucoll calibrate --here"}
     path.with_suffix(".json").write_text(json.dumps(entry, indent=2) + "\n")
     return path.with_suffix(".json")
+
+
+def simulate_probe(platform_file: Path, build_dir: str | None = None) -> pd.DataFrame:
+    """`tucoll-bench machine` simulated on a fitted platform (two ranks): its rows, as the real
+    probe's, so that what the platform makes of each point-to-point time can be held against it."""
+    import io
+
+    from tucoll import sim
+
+    platform = sim.Platform.load(str(platform_file))
+    run = sim.SimRun(platform, 2, 2, "sequential", platform.vendor, ["machine"], shared_buffers=False, check=False)
+    proc = sim.simulate(sim.sim_build(build_dir), run, force=True)
+    return pd.read_csv(io.StringIO("\n".join(line for line in proc.stdout.splitlines() if not line.startswith("#"))))
 
 
 def measure_here(build, iters: int = 20, log=print) -> pd.DataFrame:

@@ -311,6 +311,7 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         parts += gpu_section(*gpu)
     parts += ["Command: `.venv/bin/tucoll calibrate --validate --write`.", ""]
     fit_rows, prediction = HERE_DOCS / "here-fit.csv", HERE_DOCS / "here-prediction.csv"
+    pieces = HERE_DOCS / "here-pieces.csv"
     if fit_rows.is_file() and prediction.is_file():
         table = pd.read_csv(prediction)
         predicted = table[table["role"] == "predicted"]
@@ -319,14 +320,18 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         rounds = int(probe.get("round", pd.Series([1])).max())
         alone = table[(table["role"] == "fit range") & ~table["oversubscribed"]]
         small = alone[alone["S"] != alone["S"].iloc[-1]]["predicted / measured"] if len(alone) else pd.Series([], dtype=float)
-        seconds = probe.groupby(["test", "count", "bytes"])["seconds"].median()
-        one, trip = seconds[("burst", 1, 8)], 2 * seconds[("pingpong", 1, 0)]
+        large = alone[alone["S"] == alone["S"].iloc[-1]]["predicted / measured"] if len(alone) else pd.Series([], dtype=float)
+        reproduced = ""
+        piece_table = pd.read_csv(pieces, dtype={"ping-pong at": str}) if pieces.is_file() else pd.DataFrame()
+        if "simulated / measured" in piece_table.columns:
+            ratio = piece_table[piece_table["ping-pong at"] != "0"]["simulated / measured"]
+            reproduced = (f"The shortfall at small blocks is not in the point-to-point times the probe measured: "
+                          f"simulated on the platform, the probe's ping-pong takes {ratio.min():.2f} to "
+                          f"{ratio.max():.2f} of the measured time at each size from 16 B (SimGrid charges an "
+                          "empty message no overheads), as the second table shows.")
         fit_range = (f"Where nothing is oversubscribed, at P = {alone['P'].min()}, blocks below {alone['S'].iloc[-1]} "
-                     f"are predicted at {small.min():.2f} to {small.max():.2f} of their time. What the model lacks "
-                     f"shows in the probe: one nonblocking message and its acknowledgement take {one * 1e6:.2f} us, "
-                     f"a blocking round trip {trip * 1e6:.2f} us: the difference is what the MPI's nonblocking path "
-                     "(requests, MPI_Waitall) adds once per exchange, which no SMPI option charges (smpi/ois is "
-                     "per message)." if len(small) else "")
+                     f"are predicted at {small.min():.2f} to {small.max():.2f} of their time, and "
+                     f"{alone['S'].iloc[-1]} at {large.min():.2f} to {large.max():.2f}. " + reproduced if len(small) else "")
         oversubscribed = (f"From P = {over.min()} the machine was oversubscribed (more ranks than cores), so "
                           "its measured times there are the scheduler's as much as the MPI's, which no network "
                           "model holds." if len(over) else "No P was oversubscribed.")
@@ -340,14 +345,23 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
             "the fit is made on the median of the rounds' probes, each round is fitted alone for the spread "
             "(least to most, below), and each measured time is the median of its rounds, with the most over the "
             "least of them beside it. Besides the network's mechanisms the platform charges what a tucoll call "
-            "costs before its exchange (`call_cost`: the simulator samples no host computation) and eager "
-            "messages' lower bandwidth (`smpi/bw-factor` up to 16 KiB). "
+            "costs before its exchange (`call_cost`: the simulator samples no host computation), and a "
+            "message's time by size is the ping-pong's, piece by piece between the probed sizes "
+            "(`smpi/lat-factor`, `smpi/bw-factor`: the second table; the way SMPI is calibrated, Degomme et "
+            "al., IEEE TPDS 2017), so that each of the MPI's protocols (an empty message, eager copies, a "
+            "rendezvous) costs what it measured. The ping-pong sends from one buffer and receives into "
+            "another, as osu_latency does: a buffer sent back as received has its lines dirty in the other "
+            "core's cache, which an alltoallv's send buffer has not. "
             f"Predicted at P = {', '.join(map(str, HERE_NPROCS_PREDICT))}: predicted / measured from "
             f"{predicted['predicted / measured'].min():.3g} to {predicted['predicted / measured'].max():.3g}. "
             + oversubscribed + " " + fit_range,
             "",
             _markdown(pd.read_csv(fit_rows)),
             "",
+            *(["Point to point, piece by piece: the ping-pong's one-way time at each probed size (made "
+               "non-decreasing in size), the same probe simulated on the platform, the bandwidth from it to the "
+               "next, and the factors the platform holds them in.", "", _markdown(piece_table), ""]
+              if len(piece_table) else []),
             _markdown(table, floats=".4g"),
             "",
             "Command: `.venv/bin/tucoll calibrate --here --out docs/calibration/here.json` (writes the platform "

@@ -122,6 +122,9 @@ def calibrate_here(args: argparse.Namespace, console) -> int:
     flavor = build.mpi_flavor if build else args.flavor
     platform = calibrate.write_here_platform(fitted, flavor, out)
     console.print(f"wrote {platform} and its .xml: `tucoll sim --platform {platform}`")
+    pieces = fitted.piece_rows(calibrate.simulate_probe(platform, args.build_dir))
+    console.print("\n[bold]point to point, piece by piece: measured, and the probe simulated on the platform[/bold]")
+    console.print(pieces.to_string(index=False), markup=False, highlight=False)
     table = calibrate.here_table(measured, platform, cores, scheduler=args.scheduler, workers=args.workers,
                                  sim_build_dir=args.build_dir, log=console.print)
     console.print(f"\n[bold]alltoallv, uniform: simulated on the fitted platform against measured[/bold] "
@@ -129,4 +132,5 @@ def calibrate_here(args: argparse.Namespace, console) -> int:
     console.print(table.to_string(index=False, float_format="%.4g"), markup=False, highlight=False)
     table.to_csv(out.with_name(out.stem + "-prediction.csv"), index=False)
     fitted.rows().to_csv(out.with_name(out.stem + "-fit.csv"), index=False)
+    pieces.to_csv(out.with_name(out.stem + "-pieces.csv"), index=False)
     return 0

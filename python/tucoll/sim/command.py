@@ -45,8 +45,10 @@ class SimRun:
 
     @property
     def collective_run(self) -> bool:
-        """A tucoll-bench collective (its first argument), not another program or bench mode."""
-        return self.program == "tucoll-bench" and bool(self.bench_args) and not self.bench_args[0].startswith("-")
+        """A tucoll-bench collective (its first argument), not another program or bench mode (the
+        machine probe times itself)."""
+        return (self.program == "tucoll-bench" and bool(self.bench_args) and not self.bench_args[0].startswith("-")
+                and self.bench_args[0] != "machine")
 
     def label(self) -> str:
         iterations = ("every iteration simulated" if self.all_iterations else
