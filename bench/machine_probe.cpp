@@ -90,6 +90,32 @@ double copy_time(long bytes, int iters) {
     return median(samples);
 }
 
+// One core's copy of `pieces` small blocks that are not adjacent (a cache line apart) into one
+// packed buffer, as an algorithm packs the blocks of a round: seconds per call. Their sizes run
+// from 0 to 16 bytes (8 on average, the blocks of a 16 B uniform alltoallv) and are known only at
+// run time, as an algorithm's are, so that each is a call of memcpy rather than one inlined move.
+double piece_copy_time(int pieces, int iters) {
+    constexpr int kStride = 64;
+    std::vector<char> src(static_cast<size_t>(pieces) * kStride, 1), dst(static_cast<size_t>(pieces) * 16);
+    std::vector<size_t> sizes(pieces);
+    for (int i = 0; i < pieces; ++i) sizes[i] = static_cast<size_t>(i % 17);
+    const int reps = 200;
+    std::vector<double> samples;
+    for (int it = 0; it < iters + 1; ++it) {
+        const double t0 = MPI_Wtime();
+        for (int r = 0; r < reps; ++r) {
+            char *out = dst.data();
+            for (int i = 0; i < pieces; ++i) {
+                std::memcpy(out, src.data() + static_cast<size_t>(i) * kStride, sizes[i]);
+                out += sizes[i];
+            }
+            asm volatile("" : : "r"(dst.data()) : "memory");
+        }
+        if (it > 0) samples.push_back((MPI_Wtime() - t0) / reps);
+    }
+    return median(samples);
+}
+
 // Seconds per call of an alltoallv of one 16-byte block on MPI_COMM_SELF: through tucoll's
 // dispatch (`through_tucoll`: its checks, the communicator's context and selection, the vendor's
 // call) or the MPI's own call alone (PMPI_: not through tucoll's interposer, were it preloaded).
@@ -148,6 +174,7 @@ int run_machine_probe(MPI_Comm user_comm, int iters) {
     for (long bytes : {1L << 20, 64L << 20}) {
         if (rank == 0) std::printf("copy,%ld,1,%.9g\n", bytes, copy_time(bytes, iters));
     }
+    if (rank == 0) std::printf("copy_pieces,8,4096,%.9g\n", piece_copy_time(4096, iters));
     if (rank == 0) {  // one rank alone, as copy: the others wait at the barrier below
         for (bool through_tucoll : {false, true}) {
             std::printf("%s,16,1,%.9g\n", through_tucoll ? "call_tucoll" : "call_mpi",

@@ -35,6 +35,9 @@ PARAMETERS = (
      "1024 receives matched last-first against first-first: extra time per entry walked"),
     ("copy_bandwidth", "copy bandwidth", "GB/s", 1e-9,
      "memcpy of 1 MiB on one core, the same buffers each time (in cache, as a repeated call's are)"),
+    ("copy_piece", "copy_piece (TUCOLL_SIM_COPY_PIECE)", "ns", 1e9,
+     "memcpy of 4096 blocks of 0 to 16 B a cache line apart into one buffer, less their bytes at the copy "
+     "bandwidth: per block"),
     ("call_cost", "call_cost (TUCOLL_SIM_CALL)", "ns", 1e9,
      "alltoallv of 16 B on MPI_COMM_SELF through tucoll_alltoallv_with(vendor), less MPI_Alltoallv's own"),
 )
@@ -62,6 +65,7 @@ class HereFit:
     overhead: float        # seconds per message, many outstanding (smpi/os, ois, or each)
     match_cost: float      # seconds per posted receive an arrival walks past
     copy_bandwidth: float  # bytes/s of one core's memcpy (local copies inside the algorithms)
+    copy_piece: float      # seconds per block copied apart from its bytes (0: not probed)
     call_cost: float       # seconds of a tucoll call before its exchange (0: not probed)
     cores: int
     # The fits of the probe's rounds one by one, when it has several: their spread, reported; and
@@ -182,10 +186,15 @@ def _fit_one(probe: pd.DataFrame, cores: int) -> HereFit:
     copy_bandwidth = copy["bytes"] / copy["seconds"]
     pieces = _pieces(probe[probe["test"] == "pingpong"].set_index("bytes")["seconds"], copy_bandwidth, overhead)
     latency = max(0.0, pieces[0].time - 2 * overhead)
+    pieces_copied = probe[probe["test"] == "copy_pieces"]
+    copy_piece = 0.0  # older probes
+    if len(pieces_copied):
+        row = pieces_copied.iloc[0]
+        copy_piece = max(0.0, (row["seconds"] - row["count"] * row["bytes"] / copy_bandwidth) / row["count"])
     calls = probe[probe["test"].isin(["call_tucoll", "call_mpi"])].set_index("test")["seconds"]
     call_cost = max(0.0, calls["call_tucoll"] - calls["call_mpi"]) if len(calls) == 2 else 0.0  # older probes
     return HereFit(latency, max(p.bandwidth for p in pieces[1:]), pieces, overhead, match_cost, copy_bandwidth,
-                   call_cost, cores)
+                   copy_piece, call_cost, cores)
 
 
 def _pieces(pingpong: pd.Series, copy_bandwidth: float, overhead: float) -> tuple[Piece, ...]:
@@ -247,7 +256,7 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     path.with_suffix(".xml").write_text(xml)
     entry = {"file": path.with_suffix(".xml").name, "hosts": [["here-", 1, ".sim"]], "ranks_per_node": 64,
              "vendor": "mpich" if flavor == "mpich" else "ompi", "copy_bandwidth": fit_.copy_bandwidth,
-             "call_cost": fit_.call_cost,
+             "copy_piece": fit_.copy_piece, "call_cost": fit_.call_cost,
              "summary": f"a machine of {fit_.cores} cores ({flavor}), fitted by tucoll calibrate --here"}
     path.with_suffix(".json").write_text(json.dumps(entry, indent=2) + "\n")
     return path.with_suffix(".json")
