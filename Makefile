@@ -74,9 +74,11 @@ build: configure
 ctest:
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
+# With another MPI than the default only the tests that run its build: the rest (marked mpi_free:
+# models, simulation, the repository's own checks) ran with the default, and would run alike.
 pytest: venv
 	TUCOLL_BUILD_DIR=$(abspath $(BUILD_DIR)) TUCOLL_SIM_BUILD_DIR=$(abspath build-sim) \
-	  $(PYTHON) -m pytest -q tests/python $(PYTEST_ARGS)
+	  $(PYTHON) -m pytest -q tests/python $(if $(filter openmpi,$(MPI)),,-m "not mpi_free") $(PYTEST_ARGS)
 
 # The SimGrid target is built (from scratch too) and tested along with the default MPI. The
 # Python tools' tests run with the system's MPIs; against a wheel only the MPI programs run.

@@ -3,6 +3,11 @@ import pytest
 from tucoll.build import Build
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "mpi_free: runs no MPI build (the SimGrid build at most), so the same "
+                            "whichever MPI `make test` is given: `make test MPI=...` other than the default skips it")
+
+
 @pytest.fixture(scope="session")
 def build() -> Build:
     return Build.find()

@@ -13,6 +13,8 @@ import pytest
 
 from tucoll import calibrate, sim
 
+pytestmark = pytest.mark.mpi_free  # see conftest.py
+
 SIM_BUILD = Path(os.environ.get("TUCOLL_SIM_BUILD_DIR", Path(__file__).resolve().parents[2] / "build-sim"))
 needs_simgrid = pytest.mark.skipif(not (SIM_BUILD / "build-info.json").is_file(),
                                    reason="no SimGrid build (make sim-build)")

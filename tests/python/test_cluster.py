@@ -14,7 +14,8 @@ import pytest
 from test_sim import assert_a_signal_ends_all, processes_with
 
 SIM_BUILD = Path(os.environ.get("TUCOLL_SIM_BUILD_DIR", Path(__file__).resolve().parents[2] / "build-sim"))
-pytestmark = pytest.mark.skipif(not (SIM_BUILD / "build-info.json").is_file(), reason="no SimGrid build (make sim-build)")
+pytestmark = [pytest.mark.skipif(not (SIM_BUILD / "build-info.json").is_file(), reason="no SimGrid build (make sim-build)"),
+              pytest.mark.mpi_free]  # see conftest.py
 
 
 def tucoll(*args, env=None, timeout=600):

@@ -6,7 +6,11 @@ import csv
 import subprocess
 import sys
 
+import pytest
+
 from tucoll.build import REPO_ROOT
+
+pytestmark = pytest.mark.mpi_free  # see conftest.py
 
 SCRIPT = REPO_ROOT / "scripts" / "gpu-check.sh"
 SUMMARY = REPO_ROOT / "scripts" / "gpu-check" / "summary.py"

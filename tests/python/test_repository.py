@@ -9,6 +9,8 @@ import pytest
 
 from tucoll.build import DATA_DIR, REPO_ROOT
 
+pytestmark = pytest.mark.mpi_free  # see conftest.py
+
 # The sibling folder, in the spellings code uses for it: a relative path, or a path component in
 # Python or CMake. (Written so that this file does not match itself.)
 SIBLING = re.compile(r"\.\./shared\b|\bshared/(data|seeds)\b|[\"']shared[\"']\s*[/,)]")

@@ -16,8 +16,9 @@ from tucoll.sim import Platform
 
 SIM_BUILD = Path(os.environ.get("TUCOLL_SIM_BUILD_DIR", Path(__file__).resolve().parents[2] / "build-sim"))
 
-pytestmark = pytest.mark.skipif(not (SIM_BUILD / "build-info.json").is_file(),
-                                reason="no SimGrid build (make sim-build)")
+pytestmark = [pytest.mark.skipif(not (SIM_BUILD / "build-info.json").is_file(),
+                                 reason="no SimGrid build (make sim-build)"),
+              pytest.mark.mpi_free]  # see conftest.py
 
 
 def sim(*args, timeout=600):

@@ -13,6 +13,8 @@ import pytest
 
 from tucoll.build import REPO_ROOT
 
+pytestmark = pytest.mark.mpi_free  # see conftest.py
+
 RECIPE = REPO_ROOT / "spack" / "spack_repo" / "tucoll" / "packages" / "tucoll" / "package.py"
 SMPI = REPO_ROOT / ".deps" / "simgrid-4.1" / "bin"
 
