@@ -23,10 +23,21 @@ HERE_SIZES = (16, 1024, 65536)
 HERE_SPECS = ("vendor", "tuna:radix=2", "tuna:radix=4")
 
 
+# smpi/send-is-detached-thresh, which the here platform sets: a smaller send is eager (detached), and
+# SimGrid charges it smpi/os and smpi/or; a send of this size or more is a rendezvous, charged neither.
+DETACHED_BELOW = 65536
+
+
+def charged_overheads(size: int, overhead: float) -> float:
+    """What SimGrid charges a message of `size` bytes besides its latency and bytes."""
+    return 2 * overhead if size < DETACHED_BELOW else 0.0
+
+
 HERE_ROUNDS = 5  # probe and measurement alternate this many times (a VM's speed drifts between them)
 # Each row of HereFit.rows: the field, its name in the platform, its unit and scale, where it comes from.
 PARAMETERS = (
-    ("latency", "latency (smpi cluster lat)", "ns", 1e9, "ping-pong of 0 B: one way, less the send and receive overheads"),
+    ("latency", "latency (smpi cluster lat)", "ns", 1e9,
+     "ping-pong of 0 B: one way, less the send and receive overheads (at least 1 ns: the pieces' factors are of it)"),
     ("bandwidth", "bandwidth (loopback_bw)", "GB/s", 1e-9,
      "the most of the pieces' bandwidths (below): each piece's smpi/bw-factor is its own over this"),
     ("overhead", "smpi/os, ois, or", "ns", 1e9,
@@ -91,14 +102,15 @@ class HereFit:
 
     def factors(self) -> tuple[str, str]:
         """smpi/lat-factor and smpi/bw-factor, piece by piece: SimGrid's time of a message of s
-        bytes is os + lat x lat-factor(s) + s / (bw x bw-factor(s)) + or, which each piece's line
-        through its ping-pong points is made to be. A factor written at b holds for sizes above b
+        bytes is os + lat x lat-factor(s) + s / (bw x bw-factor(s)) + or (the overheads below
+        DETACHED_BELOW only), which each piece's line through its ping-pong points is made to be. A factor written at b holds for sizes above b
         (SimGrid's FactorSet), so each piece is written at its start less one; an empty message
         takes SimGrid's defaults (factors of 1, no overheads)."""
-        lat = max(self.latency, 1e-12)
+        lat = self.latency
         pieces = [p for p in self.pieces if p.at]
         # A piece drawn from the overheads (see _pieces) has no latency: what is left is rounding.
-        lat_factor = ";".join(f"{p.start - 1}:{_at_least_zero((p.intercept() - 2 * self.overhead) / lat):.6g}"
+        lat_factor = ";".join(f"{p.start - 1}:"
+                              f"{_at_least_zero((p.intercept() - charged_overheads(p.start, self.overhead)) / lat):.6g}"
                               for p in pieces)
         bw_factor = ";".join(f"{p.start - 1}:{p.bandwidth / self.bandwidth:.6g}" for p in pieces)
         return lat_factor, bw_factor
@@ -185,7 +197,8 @@ def _fit_one(probe: pd.DataFrame, cores: int) -> HereFit:
     copy = copies.loc[copies["bytes"].idxmin()]  # 1 MiB (in cache); older probes: 64 MiB alone
     copy_bandwidth = copy["bytes"] / copy["seconds"]
     pieces = _pieces(probe[probe["test"] == "pingpong"].set_index("bytes")["seconds"], copy_bandwidth, overhead)
-    latency = max(0.0, pieces[0].time - 2 * overhead)
+    # At least 1 ns: each piece's latency is a factor of it.
+    latency = max(1e-9, pieces[0].time - 2 * overhead)
     pieces_copied = probe[probe["test"] == "copy_pieces"]
     copy_piece = 0.0  # older probes
     if len(pieces_copied):
@@ -207,8 +220,10 @@ def _pieces(pingpong: pd.Series, copy_bandwidth: float, overhead: float) -> tupl
     skips the payload's path). Times are made non-decreasing in size first (isotonic regression: a
     larger message never takes less, and sizes a few bytes apart differ by noise alone); no piece
     moves bytes faster than one core copies them; and a piece whose line would start below the two
-    overheads (bandwidth falling with size, out of cache) takes the line from them through its
-    size's time instead, since SimGrid has no negative latency."""
+    overheads SimGrid charges it (bandwidth falling with size, out of cache) takes the line from
+    them through its size's time instead, since SimGrid has no negative latency. Where the overheads alone exceed a
+    size's time (an MPI whose messages in a burst cost more each than half a ping-pong's), the
+    piece keeps its slope and no latency: the model then errs by what they exceed it by."""
     from sklearn.isotonic import IsotonicRegression
 
     pingpong = pingpong.sort_index()
@@ -221,8 +236,10 @@ def _pieces(pingpong: pd.Series, copy_bandwidth: float, overhead: float) -> tupl
         j = min(i + 1, len(sizes) - 1)  # the last piece continues its predecessor's slope
         rise = (times[j] - times[j - 1]) / (sizes[j] - sizes[j - 1])
         bandwidth = min(copy_bandwidth, 1 / rise) if rise > 0 else copy_bandwidth
-        if times[i] - sizes[i] / bandwidth < 2 * overhead:
-            bandwidth = sizes[i] / max(times[i] - 2 * overhead, 1e-12)
+        charged = charged_overheads(int(sizes[i]), overhead)
+        spare = times[i] - charged  # what the overheads leave of this size's time
+        if spare > 0 and times[i] - sizes[i] / bandwidth < charged:
+            bandwidth = min(copy_bandwidth, sizes[i] / spare)
         pieces.append(Piece(1 if i == 1 else int(sizes[i]), int(sizes[i]), float(times[i]), float(bandwidth)))
     return tuple(pieces)
 
@@ -243,6 +260,7 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     <prop id="smpi/ois" value="{o}"/>
     <prop id="smpi/or" value="{o}"/>
     <prop id="smpi/match-cost" value="{fit_.match_cost:.6g}"/>
+    <prop id="smpi/send-is-detached-thresh" value="{DETACHED_BELOW}"/>
     <prop id="smpi/bw-factor" value="{bw_factor}"/>
     <prop id="smpi/lat-factor" value="{lat_factor}"/>
   </config>
