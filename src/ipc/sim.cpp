@@ -21,7 +21,6 @@
 #include <mpi.h>
 #include <simgrid/actor.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 
@@ -29,6 +28,7 @@
 #include "core/errors.h"
 #include "core/platform.h"
 #include "ipc/backend.h"
+#include "platform/sim_setting.h"
 
 namespace tucoll::ipc {
 namespace {
@@ -38,12 +38,6 @@ struct SimDescriptor {
     uint64_t bytes;
 };
 
-double env_or(const char *name, double fallback) {
-    const char *text = std::getenv(name);
-    const double v = text != nullptr ? std::atof(text) : 0.0;
-    return v > 0 ? v : fallback;
-}
-
 struct CopyCost {
     double latency, bandwidth;
 };
@@ -51,14 +45,18 @@ struct CopyCost {
 const CopyCost &cost(Engine engine) {
     // A copy kernel starts fast but moves less per second than the copy engines; cudaMemcpyAsync
     // pays a larger launch cost.
-    static const CopyCost kernel{env_or("TUCOLL_SIM_IPC_KERNEL_LAT", 4e-6), env_or("TUCOLL_SIM_IPC_KERNEL_BW", 150e9)};
-    static const CopyCost memcpy{env_or("TUCOLL_SIM_IPC_MEMCPY_LAT", 10e-6), env_or("TUCOLL_SIM_IPC_MEMCPY_BW", 240e9)};
+    using platform::sim_setting;
+    static const CopyCost kernel{sim_setting("TUCOLL_SIM_IPC_KERNEL_LAT", 4e-6),
+                                 sim_setting("TUCOLL_SIM_IPC_KERNEL_BW", 150e9)};
+    static const CopyCost memcpy{sim_setting("TUCOLL_SIM_IPC_MEMCPY_LAT", 10e-6),
+                                 sim_setting("TUCOLL_SIM_IPC_MEMCPY_BW", 240e9)};
     return engine == Engine::kKernel ? kernel : memcpy;
 }
 
 // The GPU's link to the host, on platforms that model one (else null).
 const CopyCost *host_link() {
-    static const CopyCost link{env_or("TUCOLL_SIM_HOST_LINK_LAT", 0.0), env_or("TUCOLL_SIM_HOST_LINK_BW", 0.0)};
+    static const CopyCost link{platform::sim_setting("TUCOLL_SIM_HOST_LINK_LAT", 0.0),
+                               platform::sim_setting("TUCOLL_SIM_HOST_LINK_BW", 0.0)};
     return link.bandwidth > 0 ? &link : nullptr;
 }
 

@@ -12,35 +12,31 @@
 
 #include "core/datatype.h"
 #include "core/platform.h"
+#include "platform/sim_setting.h"
 
 namespace tucoll::platform {
+
+double sim_setting(const char *name, double fallback) {
+    const char *text = std::getenv(name);
+    const double v = text != nullptr ? std::atof(text) : 0.0;
+    return v > 0 ? v : fallback;
+}
+
 namespace {
 
 double copy_bandwidth() {
-    static const double bw = [] {
-        const char *text = std::getenv("TUCOLL_SIM_COPY_BW");
-        const double v = text != nullptr ? std::atof(text) : 0.0;
-        return v > 0 ? v : 10e9;  // 10 GB/s: one core's memcpy on a current server
-    }();
+    static const double bw = sim_setting("TUCOLL_SIM_COPY_BW", 10e9);  // one core's memcpy on a current server
     return bw;
 }
 
 // Seconds per contiguous piece: a memcpy call, or a range of a datatype the MPI packs or walks.
 double copy_piece() {
-    static const double t = [] {
-        const char *text = std::getenv("TUCOLL_SIM_COPY_PIECE");
-        const double v = text != nullptr ? std::atof(text) : 0.0;
-        return v > 0 ? v : 0.0;
-    }();
+    static const double t = sim_setting("TUCOLL_SIM_COPY_PIECE", 0.0);
     return t;
 }
 
 double call_cost() {
-    static const double t = [] {
-        const char *text = std::getenv("TUCOLL_SIM_CALL");
-        const double v = text != nullptr ? std::atof(text) : 0.0;
-        return v > 0 ? v : 0.0;
-    }();
+    static const double t = sim_setting("TUCOLL_SIM_CALL", 0.0);
     return t;
 }
 

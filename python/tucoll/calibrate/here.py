@@ -99,13 +99,13 @@ class HereFit:
                      if spread else {}), "from": "one node: no message crosses an interface"})
         return pd.DataFrame(rows)
 
-
     def factors(self) -> tuple[str, str]:
         """smpi/lat-factor and smpi/bw-factor, piece by piece: SimGrid's time of a message of s
         bytes is os + lat x lat-factor(s) + s / (bw x bw-factor(s)) + or (the overheads below
-        DETACHED_BELOW only), which each piece's line through its ping-pong points is made to be. A factor written at b holds for sizes above b
-        (SimGrid's FactorSet), so each piece is written at its start less one; an empty message
-        takes SimGrid's defaults (factors of 1, no overheads)."""
+        DETACHED_BELOW only), which each piece's line through its ping-pong points is made to be.
+        A factor written at b holds for sizes above b (SimGrid's FactorSet), so each piece is
+        written at its start less one; an empty message takes SimGrid's defaults (factors of 1,
+        no overheads)."""
         lat = self.latency
         pieces = [p for p in self.pieces if p.at]
         # A piece drawn from the overheads (see _pieces) has no latency: what is left is rounding.
@@ -126,8 +126,8 @@ class HereFit:
             row = {"sizes": f"{units.text(p.start)} to {units.text(self.pieces[i + 1].start - 1)}"
                    if i + 1 < len(self.pieces) else f"{units.text(p.start)} and more",
                    "ping-pong at": units.text(p.at), "one way": f"{p.time * 1e6:.3f} us"}
-            if len(self.rounds) > 1:
-                times = sorted(r.pieces[i].time for r in self.rounds if len(r.pieces) == len(self.pieces))
+            times = sorted(r.pieces[i].time for r in self.rounds if len(r.pieces) == len(self.pieces))
+            if len(self.rounds) > 1 and times:
                 row[f"{len(self.rounds)} rounds: least to most"] = f"{times[0] * 1e6:.3f} to {times[-1] * 1e6:.3f} us"
             if simulated is not None:
                 row["simulated"] = f"{simulated[p.at] * 1e6:.3f} us"
@@ -221,9 +221,10 @@ def _pieces(pingpong: pd.Series, copy_bandwidth: float, overhead: float) -> tupl
     larger message never takes less, and sizes a few bytes apart differ by noise alone); no piece
     moves bytes faster than one core copies them; and a piece whose line would start below the two
     overheads SimGrid charges it (bandwidth falling with size, out of cache) takes the line from
-    them through its size's time instead, since SimGrid has no negative latency. Where the overheads alone exceed a
-    size's time (an MPI whose messages in a burst cost more each than half a ping-pong's), the
-    piece keeps its slope and no latency: the model then errs by what they exceed it by."""
+    them through its size's time instead, since SimGrid has no negative latency. Where the
+    overheads alone exceed a size's time (an MPI whose messages in a burst cost more each than
+    half a ping-pong's), the piece keeps its slope and no latency: the model then errs by what
+    they exceed it by."""
     from sklearn.isotonic import IsotonicRegression
 
     pingpong = pingpong.sort_index()
