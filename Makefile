@@ -74,8 +74,9 @@ build: configure
 ctest:
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-# With another MPI than the default only the tests that run its build: the rest (marked mpi_free:
-# models, simulation, the repository's own checks) ran with the default, and would run alike.
+# With another MPI than the default only the tests whose results depend on it: the rest (marked
+# mpi_free: models, simulation, the repository's own checks) ran with the default and would run
+# alike. A -m in PYTEST_ARGS replaces this selection (pytest keeps the last -m).
 pytest: venv
 	TUCOLL_BUILD_DIR=$(abspath $(BUILD_DIR)) TUCOLL_SIM_BUILD_DIR=$(abspath build-sim) \
 	  $(PYTHON) -m pytest -q tests/python $(if $(filter openmpi,$(MPI)),,-m "not mpi_free") $(PYTEST_ARGS)

@@ -92,13 +92,14 @@ double copy_time(long bytes, int iters) {
 
 // One core's copy of `pieces` small blocks that are not adjacent (a cache line apart) into one
 // packed buffer, as an algorithm packs the blocks of a round: seconds per call. Their sizes run
-// from 0 to 16 bytes (8 on average, the blocks of a 16 B uniform alltoallv) and are known only at
-// run time, as an algorithm's are, so that each is a call of memcpy rather than one inlined move.
+// from 1 to 15 bytes (8 on average, as a 16 B uniform alltoallv's; none empty, since an empty
+// block is no piece to copy) and are known only at run time, as an algorithm's are, so that each
+// is a call of memcpy rather than one inlined move.
 double piece_copy_time(int pieces, int iters) {
     constexpr int kStride = 64;
     std::vector<char> src(static_cast<size_t>(pieces) * kStride, 1), dst(static_cast<size_t>(pieces) * 16);
     std::vector<size_t> sizes(pieces);
-    for (int i = 0; i < pieces; ++i) sizes[i] = static_cast<size_t>(i % 17);
+    for (int i = 0; i < pieces; ++i) sizes[i] = static_cast<size_t>(1 + i % 15);
     const int reps = 200;
     std::vector<double> samples;
     for (int it = 0; it < iters + 1; ++it) {

@@ -4,8 +4,9 @@ from tucoll.build import Build
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "mpi_free: runs no MPI build (the SimGrid build at most), so the same "
-                            "whichever MPI `make test` is given: `make test MPI=...` other than the default skips it")
+    config.addinivalue_line("markers", "mpi_free: its results do not depend on the MPI of the build under test "
+                            "(models, simulation, the repository's checks; the library is loaded for its registry "
+                            "at most), so `make test MPI=...` with another than the default skips it")
 
 
 @pytest.fixture(scope="session")

@@ -324,11 +324,15 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         reproduced = ""
         piece_table = pd.read_csv(pieces, dtype={"ping-pong at": str}) if pieces.is_file() else pd.DataFrame()
         if "simulated / measured" in piece_table.columns:
-            ratio = piece_table[piece_table["ping-pong at"] != "0"]["simulated / measured"]
-            reproduced = (f"The shortfall at small blocks is not in the point-to-point times the probe measured: "
-                          f"simulated on the platform, the probe's ping-pong takes {ratio.min():.2f} to "
-                          f"{ratio.max():.2f} of the measured time at each size from 16 B (SimGrid charges an "
-                          "empty message no overheads), as the second table shows.")
+            sent = piece_table[piece_table["ping-pong at"] != "0"]
+            ratio = sent["simulated / measured"].dropna()
+            if len(ratio):
+                reproduced = (f"Simulated on the platform, the probe's ping-pong takes {ratio.min():.2f} to "
+                              f"{ratio.max():.2f} of the measured time at each size from {_bytes(sent['ping-pong at'].iloc[0])} "
+                              "(the second table; an empty message SimGrid charges no overheads)"
+                              + (", so what falls short at small blocks is not in the point-to-point times the "
+                                 "probe measured." if len(small) and small.max() < 0.9 and ratio.min() >= 0.9
+                                 else "."))
         fit_range = (f"Where nothing is oversubscribed, at P = {alone['P'].min()}, blocks below {alone['S'].iloc[-1]} "
                      f"are predicted at {small.min():.2f} to {small.max():.2f} of their time, and "
                      f"{alone['S'].iloc[-1]} at {large.min():.2f} to {large.max():.2f}. " + reproduced if len(small) else "")
@@ -345,14 +349,14 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
             "the fit is made on the median of the rounds' probes, each round is fitted alone for the spread "
             "(least to most, below), and each measured time is the median of its rounds, with the most over the "
             "least of them beside it. Besides the network's mechanisms the platform charges what a tucoll call "
-            "costs before its exchange (`call_cost`: the simulator samples no host computation), and a "
-            "message's time by size is the ping-pong's, piece by piece between the probed sizes "
-            "(`smpi/lat-factor`, `smpi/bw-factor`: the second table; the way SMPI is calibrated, Degomme et "
-            "al., IEEE TPDS 2017), so that each of the MPI's protocols (an empty message, eager copies, a "
-            "rendezvous) costs what it measured. The ping-pong sends from one buffer and receives into "
-            "another, as osu_latency does: a buffer sent back as received has its lines dirty in the other "
-            "core's cache, which an alltoallv's send buffer has not. "
-            f"Predicted at P = {', '.join(map(str, HERE_NPROCS_PREDICT))}: predicted / measured from "
+            "costs before its exchange (`call_cost`: the simulator samples no host computation)"
+            + (", and a message's time by size is the ping-pong's, piece by piece between the probed sizes "
+               "(`smpi/lat-factor`, `smpi/bw-factor`: the second table; the way SMPI is calibrated, Degomme et "
+               "al., IEEE TPDS 2017), so that the MPI's eager copies and its rendezvous each cost what they "
+               "measured. The ping-pong sends from one buffer and receives into another, as osu_latency does: "
+               "a buffer sent back as received has its lines dirty in the other core's cache, which an "
+               "alltoallv's send buffer has not. " if len(piece_table) else ". ")
+            + f"Predicted at P = {', '.join(map(str, HERE_NPROCS_PREDICT))}: predicted / measured from "
             f"{predicted['predicted / measured'].min():.3g} to {predicted['predicted / measured'].max():.3g}. "
             + oversubscribed + " " + fit_range,
             "",
@@ -370,3 +374,8 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         ]
     DOC.write_text("\n".join(parts))
     return DOC
+
+
+def _bytes(label: str) -> str:
+    """A size as units.text writes it (16, 1K), said with its unit."""
+    return f"{label} B" if label.isdigit() else f"{label}iB"

@@ -125,6 +125,9 @@ def calibrate_here(args: argparse.Namespace, console) -> int:
     pieces = fitted.piece_rows(calibrate.simulate_probe(platform, args.build_dir))
     console.print("\n[bold]point to point, piece by piece: measured, and the probe simulated on the platform[/bold]")
     console.print(pieces.to_string(index=False), markup=False, highlight=False)
+    if (pieces["simulated"] == "-").any():
+        console.print("[yellow]the SimGrid build's tucoll-bench machine probes fewer sizes than this probe: "
+                      "`make sim-build`[/yellow]")
     table = calibrate.here_table(measured, platform, cores, scheduler=args.scheduler, workers=args.workers,
                                  sim_build_dir=args.build_dir, log=console.print)
     console.print(f"\n[bold]alltoallv, uniform: simulated on the fitted platform against measured[/bold] "
