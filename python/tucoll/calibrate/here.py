@@ -100,28 +100,30 @@ class HereFit:
         return pd.DataFrame(rows)
 
     def factors(self) -> tuple[str, str]:
-        """smpi/lat-factor and smpi/bw-factor, piece by piece: SimGrid's time of a message of s
-        bytes is os + lat x lat-factor(s) + s / (bw x bw-factor(s)) + or (the overheads below
+        """smpi/lat-factor and smpi/bw-factor, piece by piece (factor_values), as SimGrid reads
+        them: a factor written at b holds for sizes above b (its FactorSet), so each piece is
+        written at its start less one."""
+        values = self.factor_values()
+        return (";".join(f"{p.start - 1}:{lat:.6g}" for p, lat, _ in values),
+                ";".join(f"{p.start - 1}:{bw:.6g}" for p, _, bw in values))
+
+    def factor_values(self) -> list[tuple[Piece, float, float]]:
+        """Each non-empty piece with its latency and bandwidth factors: SimGrid's time of a message
+        of s bytes is os + lat x lat-factor(s) + s / (bw x bw-factor(s)) + or (the overheads below
         DETACHED_BELOW only), which each piece's line through its ping-pong points is made to be.
-        A factor written at b holds for sizes above b (SimGrid's FactorSet), so each piece is
-        written at its start less one. An empty message is charged no overheads and the first
-        piece's latency factor (SimGrid 4.1, as simulate_probe shows), so its own time is not
-        held: the pieces' table shows it against its measurement."""
-        lat = self.latency
-        pieces = [p for p in self.pieces if p.at]
+        An empty message is charged no overheads and the first piece's latency factor (SimGrid
+        4.1, as simulate_probe shows), so its own time is not held: the pieces' table shows it
+        against its measurement."""
         # A piece drawn from the overheads (see _pieces) has no latency: what is left is rounding.
-        lat_factor = ";".join(f"{p.start - 1}:"
-                              f"{_at_least_zero((p.intercept() - charged_overheads(p.start, self.overhead)) / lat):.6g}"
-                              for p in pieces)
-        bw_factor = ";".join(f"{p.start - 1}:{p.bandwidth / self.bandwidth:.6g}" for p in pieces)
-        return lat_factor, bw_factor
+        return [(p, _at_least_zero((p.intercept() - charged_overheads(p.start, self.overhead)) / self.latency),
+                 p.bandwidth / self.bandwidth) for p in self.pieces if p.at]
 
     def piece_rows(self, simulated: pd.DataFrame | None = None) -> pd.DataFrame:
         """The point-to-point pieces as the docs show them; with `simulated` (the probe simulated on
         the fitted platform: simulate_probe) its one-way times beside the measured ones."""
         if simulated is not None:
             simulated = simulated[simulated["test"] == "pingpong"].set_index("bytes")["seconds"]
-        lat_factor, bw_factor = (dict(kv.split(":") for kv in f.split(";")) for f in self.factors())
+        factors = {id(p): (f"{lat:.6g}", f"{bw:.6g}") for p, lat, bw in self.factor_values()}
         rows = []
         for i, p in enumerate(self.pieces):
             row = {"sizes": f"{units.text(p.start)} to {units.text(self.pieces[i + 1].start - 1)}"
@@ -134,10 +136,9 @@ class HereFit:
                 t = simulated.get(p.at)
                 row["simulated"] = f"{t * 1e6:.3f} us" if t is not None else "-"
                 row["simulated / measured"] = round(t / p.time, 3) if t is not None else float("nan")
-            key = str(p.start - 1)
+            lat_factor, bw_factor = factors.get(id(p), ("1", "1"))
             row.update({"bandwidth": _shown(p.bandwidth, "GB/s", 1e-9) if p.at else "-",
-                        "smpi/lat-factor": lat_factor.get(key, "1") if p.at else "1",
-                        "smpi/bw-factor": bw_factor.get(key, "1") if p.at else "1"})
+                        "smpi/lat-factor": lat_factor, "smpi/bw-factor": bw_factor})
             rows.append(row)
         return pd.DataFrame(rows)
 
@@ -298,8 +299,7 @@ def simulate_probe(platform_file: Path, build_dir: str | None = None) -> pd.Data
 
     platform = sim.Platform.load(str(platform_file))
     run = sim.SimRun(platform, 2, 2, "sequential", platform.vendor, ["machine"], shared_buffers=False, check=False)
-    proc = sim.simulate(sim.sim_build(build_dir), run, force=True)
-    return pd.read_csv(io.StringIO("\n".join(line for line in proc.stdout.splitlines() if not line.startswith("#"))))
+    return pd.read_csv(io.StringIO(sim.simulate(sim.sim_build(build_dir), run, force=True).stdout))
 
 
 def measure_here(build, iters: int = 20, log=print) -> pd.DataFrame:

@@ -327,8 +327,9 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
             sent = piece_table[piece_table["ping-pong at"] != "0"]
             ratio = sent["simulated / measured"].dropna()
             if len(ratio):
+                smallest = units.text(units.parse(sent["ping-pong at"].iloc[0]), long=True)
                 reproduced = (f"Simulated on the platform, the probe's ping-pong takes {ratio.min():.2f} to "
-                              f"{ratio.max():.2f} of the measured time at each size from {_bytes(sent['ping-pong at'].iloc[0])} "
+                              f"{ratio.max():.2f} of the measured time at each size from {smallest} "
                               "(the second table; an empty message SimGrid charges no overheads)"
                               + (", so what falls short at small blocks is not in the point-to-point times the "
                                  "probe measured." if len(small) and small.max() < 0.9 and ratio.min() >= 0.9
@@ -374,8 +375,3 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         ]
     DOC.write_text("\n".join(parts))
     return DOC
-
-
-def _bytes(label: str) -> str:
-    """A size as units.text writes it (16, 1K), said with its unit."""
-    return f"{label} B" if label.isdigit() else f"{label}iB"
