@@ -51,6 +51,9 @@ PARAMETERS = (
      "bandwidth: per block"),
     ("call_cost", "call_cost (TUCOLL_SIM_CALL)", "ns", 1e9,
      "alltoallv of 16 B on MPI_COMM_SELF through tucoll_alltoallv_with(vendor), less MPI_Alltoallv's own"),
+    ("coll_call_cost", "smpi/coll-call-cost", "ns", 1e9,
+     "the MPI's alltoallv of 1 B blocks on the 2 ranks, back to back, less the same loop simulated on the "
+     "platform without this cost"),
 )
 
 
@@ -79,6 +82,10 @@ class HereFit:
     copy_piece: float      # seconds per block copied apart from its bytes (0: not probed)
     call_cost: float       # seconds of a tucoll call before its exchange (0: not probed)
     cores: int
+    # The MPI's own alltoallv of 1-byte blocks on the probe's ranks (seconds per call; 0: not
+    # probed), and what it costs besides what the platform simulates of it: with_coll_call_cost.
+    mpi_alltoallv: float = 0.0
+    coll_call_cost: float = 0.0
     # The fits of the probe's rounds one by one, when it has several: their spread, reported; and
     # the rounds left out, whose probe lacks rows (cut short).
     rounds: tuple["HereFit", ...] = ()
@@ -98,6 +105,16 @@ class HereFit:
         rows.append({"parameter": "smpi/nic-gap", "value": "0", **({f"{len(self.rounds)} rounds: least to most": "-"}
                      if spread else {}), "from": "one node: no message crosses an interface"})
         return pd.DataFrame(rows)
+
+    def with_coll_call_cost(self, simulated: float) -> "HereFit":
+        """This fit with its smpi/coll-call-cost: the measured alltoallv of 1-byte blocks less
+        `simulated`, the same loop simulated on the platform without the cost (its messages, which
+        the ping-pong's pieces hold). Each round's measurement is held against the same simulation,
+        of the median's platform. Nothing where the probe has no such row."""
+        def of(fit_: HereFit) -> float:
+            return max(0.0, fit_.mpi_alltoallv - simulated) if fit_.mpi_alltoallv > 0 else 0.0
+        return replace(self, coll_call_cost=of(self),
+                       rounds=tuple(replace(r, coll_call_cost=of(r)) for r in self.rounds))
 
     def factors(self) -> tuple[str, str]:
         """smpi/lat-factor and smpi/bw-factor, piece by piece (factor_values), as SimGrid reads
@@ -209,8 +226,9 @@ def _fit_one(probe: pd.DataFrame, cores: int) -> HereFit:
         copy_piece = max(0.0, (row["seconds"] - row["count"] * row["bytes"] / copy_bandwidth) / row["count"])
     calls = probe[probe["test"].isin(["call_tucoll", "call_mpi"])].set_index("test")["seconds"]
     call_cost = max(0.0, calls["call_tucoll"] - calls["call_mpi"]) if len(calls) == 2 else 0.0  # older probes
+    alltoallv = probe.loc[probe["test"] == "alltoallv_mpi", "seconds"]  # older probes: none
     return HereFit(latency, max(p.bandwidth for p in pieces[1:]), pieces, overhead, match_cost, copy_bandwidth,
-                   copy_piece, call_cost, cores)
+                   copy_piece, call_cost, cores, mpi_alltoallv=float(alltoallv.iloc[0]) if len(alltoallv) else 0.0)
 
 
 def _pieces(pingpong: pd.Series, copy_bandwidth: float, overhead: float) -> tuple[Piece, ...]:
@@ -260,6 +278,9 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     o = f"0:{fit_.overhead:.6g}:0"
     lat_factor, bw_factor = fit_.factors()
+    # Set only where measured: a platform that sets none leaves the patch's simulations as they were.
+    coll_call = (f'\n    <prop id="smpi/coll-call-cost" value="{fit_.coll_call_cost:.6g}"/>'
+                 if fit_.coll_call_cost > 0 else "")
     xml = f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <!-- A machine of {fit_.cores} cores, as tucoll calibrate fitted it from tucoll-bench machine with its MPI
@@ -272,7 +293,7 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     <prop id="smpi/match-cost" value="{fit_.match_cost:.6g}"/>
     <prop id="smpi/send-is-detached-thresh" value="{DETACHED_BELOW}"/>
     <prop id="smpi/bw-factor" value="{bw_factor}"/>
-    <prop id="smpi/lat-factor" value="{lat_factor}"/>
+    <prop id="smpi/lat-factor" value="{lat_factor}"/>{coll_call}
   </config>
   <zone id="world" routing="Full">
     <cluster id="here" prefix="here-" radical="0-0" suffix=".sim" speed="1Gf" core="64"

@@ -262,7 +262,10 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         "one per-message mechanism, TuNA's the piece cost (the vendor's messages are contiguous, so its "
         "time cannot); the rest comes from the machine's documentation or is left out, as said. Links, "
         "latencies and per-message CPU overheads are the base platforms', with the sources their files "
-        "give. The calibrated platforms are `polaris-calibrated` and `fugaku-calibrated` "
+        "give. A fourth, what the MPI spends in each collective call besides its messages "
+        "(sim/simgrid-patches/coll-call-cost.patch), is set only where `--here` measures it (below): "
+        "neither seed gives it, and at their P, a microsecond or so per call is nothing beside "
+        "milliseconds. The calibrated platforms are `polaris-calibrated` and `fugaku-calibrated` "
         "(sim/platforms/calibrated/), for `tucoll sim --platform`.",
         "",
         _markdown(parameters_table(fits)),
@@ -322,6 +325,8 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         small = alone[alone["S"] != alone["S"].iloc[-1]]["predicted / measured"] if len(alone) else pd.Series([], dtype=float)
         large = alone[alone["S"] == alone["S"].iloc[-1]]["predicted / measured"] if len(alone) else pd.Series([], dtype=float)
         reproduced = ""
+        fitted = pd.read_csv(fit_rows).set_index("parameter")["value"]
+        coll_call = fitted.get("smpi/coll-call-cost", "0 ns") != "0 ns"
         piece_table = pd.read_csv(pieces, dtype={"ping-pong at": str}) if pieces.is_file() else pd.DataFrame()
         if "simulated / measured" in piece_table.columns:
             sent = piece_table[piece_table["ping-pong at"] != "0"]
@@ -351,6 +356,8 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
             "(least to most, below), and each measured time is the median of its rounds, with the most over the "
             "least of them beside it. Besides the network's mechanisms the platform charges what a tucoll call "
             "costs before its exchange (`call_cost`: the simulator samples no host computation)"
+            + (", what the MPI spends in each call of its own collectives besides their messages "
+               "(`smpi/coll-call-cost`, sim/simgrid-patches/coll-call-cost.patch)" if coll_call else "")
             + (", and a message's time by size is the ping-pong's, piece by piece between the probed sizes "
                "(`smpi/lat-factor`, `smpi/bw-factor`: the second table; the way SMPI is calibrated, Degomme et "
                "al., IEEE TPDS 2017), so that the MPI's eager copies and its rendezvous each cost what they "
