@@ -395,6 +395,8 @@ def test_the_fitted_platform_reproduces_its_probes_point_to_point_times_in_simul
     fit = calibrate.fit_here(pd.read_csv(io.StringIO(probe_rows())), cores=16)
     platform = calibrate.write_here_platform(fit, "openmpi", tmp_path / "made-up.json")
     assert "smpi/coll-call-cost" not in platform.with_suffix(".xml").read_text()
+    # The MPI's own copies (its block to itself) at the copy the probe measured, as tucoll's are.
+    assert '<prop id="smpi/host-copy-bw" value="2e+10"/>' in platform.with_suffix(".xml").read_text()
 
     def simulate():
         proc = subprocess.run([sys.executable, "-m", "tucoll", "sim", "--platform", str(platform), "--np", "2",
@@ -418,6 +420,34 @@ def test_the_fitted_platform_reproduces_its_probes_point_to_point_times_in_simul
     tests_after, pingpong_after = simulate()
     assert tests_after["alltoallv_mpi"] == pytest.approx(3e-6, rel=0.01)
     assert pingpong_after.equals(pingpong)  # point to point: no collective, nothing charged
+
+
+def test_the_mpis_own_block_to_itself_costs_what_tucolls_copies_cost(tmp_path):
+    """sim/simgrid-patches/smpi-local-copies-on-host.patch: the vendor's copy of its own block,
+    free in SMPI before, is charged at the platform's copy bandwidth and piece cost."""
+    import io
+
+    import pandas as pd
+
+    fit = calibrate.fit_here(pd.read_csv(io.StringIO(probe_rows())), cores=16)
+    platform = calibrate.write_here_platform(fit, "openmpi", tmp_path / "made-up.json")
+
+    def vendor_time() -> float:  # fft2 at P = 2: rank 0 sends 1 MiB to each rank, rank 1 a quarter of it
+        proc = subprocess.run([sys.executable, "-m", "tucoll", "sim", "--platform", str(platform), "--np", "2",
+                               "--no-check", "--build-dir", str(SIM_BUILD), "--", "alltoallv", "--alg", "vendor",
+                               "--size", "1M", "--dist", "fft2", "--format", "csv"],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        rows = pd.read_csv(io.StringIO("\n".join(l for l in proc.stdout.splitlines() if not l.startswith("#"))))
+        return float(rows["median_us"].iloc[0]) * 1e-6
+
+    charged = vendor_time()
+    xml = platform.with_suffix(".xml")
+    xml.write_text("\n".join(l for l in xml.read_text().splitlines() if "smpi/host-copy" not in l) + "\n")
+    free = vendor_time()
+    # Rank 0's copy of its 1 MiB to itself (a piece and its bytes at 20 GB/s) comes before its
+    # exchange, which rank 1 (a quarter of that to copy) then waits for.
+    assert charged - free == pytest.approx(3e-9 + 2 ** 20 / 2e10, rel=0.1)
 
 
 def test_here_fits_the_median_of_its_rounds_and_reports_their_spread():

@@ -44,9 +44,9 @@ PARAMETERS = (
      "16 to 256 messages outstanding: time per added message (an alltoallv at P <= 128 holds fewer)"),
     ("match_cost", "smpi/match-cost", "ns", 1e9,
      "1024 receives matched last-first against first-first: extra time per entry walked"),
-    ("copy_bandwidth", "copy bandwidth", "GB/s", 1e-9,
+    ("copy_bandwidth", "copy bandwidth (TUCOLL_SIM_COPY_BW, smpi/host-copy-bw)", "GB/s", 1e-9,
      "memcpy of 1 MiB on one core, the same buffers each time (in cache, as a repeated call's are)"),
-    ("copy_piece", "copy_piece (TUCOLL_SIM_COPY_PIECE)", "ns", 1e9,
+    ("copy_piece", "copy_piece (TUCOLL_SIM_COPY_PIECE, smpi/host-copy-piece)", "ns", 1e9,
      "memcpy of 4096 blocks of 1 to 15 B a cache line apart into one buffer, less their bytes at the copy "
      "bandwidth: per block"),
     ("call_cost", "call_cost (TUCOLL_SIM_CALL)", "ns", 1e9,
@@ -293,7 +293,9 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     <prop id="smpi/match-cost" value="{fit_.match_cost:.6g}"/>
     <prop id="smpi/send-is-detached-thresh" value="{DETACHED_BELOW}"/>
     <prop id="smpi/bw-factor" value="{bw_factor}"/>
-    <prop id="smpi/lat-factor" value="{lat_factor}"/>{coll_call}
+    <prop id="smpi/lat-factor" value="{lat_factor}"/>
+    <prop id="smpi/host-copy-bw" value="{fit_.copy_bandwidth:.6g}"/>
+    <prop id="smpi/host-copy-piece" value="{fit_.copy_piece:.6g}"/>{coll_call}
   </config>
   <zone id="world" routing="Full">
     <cluster id="here" prefix="here-" radical="0-0" suffix=".sim" speed="1Gf" core="64"

@@ -262,10 +262,12 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         "one per-message mechanism, TuNA's the piece cost (the vendor's messages are contiguous, so its "
         "time cannot); the rest comes from the machine's documentation or is left out, as said. Links, "
         "latencies and per-message CPU overheads are the base platforms', with the sources their files "
-        "give. A fourth, what the MPI spends in each collective call besides its messages "
-        "(sim/simgrid-patches/coll-call-cost.patch), is set only where `--here` measures it (below): "
-        "neither seed gives it, and at their P, a microsecond or so per call is nothing beside "
-        "milliseconds. The calibrated platforms are `polaris-calibrated` and `fugaku-calibrated` "
+        "give. Two more are set only where `--here` measures them (below): what the MPI spends in each "
+        "collective call besides its messages (sim/simgrid-patches/coll-call-cost.patch), which neither "
+        "seed gives and which at their P, a microsecond or so a call, is nothing beside milliseconds; and "
+        "the MPI's own copy of a rank's block to itself, which tucoll's copies pay and SMPI's do not "
+        "(sim/simgrid-patches/smpi-local-copies-on-host.patch): one block in P, under 1 % of the bytes "
+        "at the seeds' P. The calibrated platforms are `polaris-calibrated` and `fugaku-calibrated` "
         "(sim/platforms/calibrated/), for `tucoll sim --platform`.",
         "",
         _markdown(parameters_table(fits)),
@@ -327,6 +329,7 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         reproduced = ""
         fitted = pd.read_csv(fit_rows).set_index("parameter")["value"]
         coll_call = fitted.get("smpi/coll-call-cost", "0 ns") != "0 ns"
+        host_copy = "smpi/host-copy-bw" in (HERE_DOCS / "here.xml").read_text() if (HERE_DOCS / "here.xml").is_file() else False
         piece_table = pd.read_csv(pieces, dtype={"ping-pong at": str}) if pieces.is_file() else pd.DataFrame()
         if "simulated / measured" in piece_table.columns:
             sent = piece_table[piece_table["ping-pong at"] != "0"]
@@ -358,6 +361,9 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
             "costs before its exchange (`call_cost`: the simulator samples no host computation)"
             + (", what the MPI spends in each call of its own collectives besides their messages "
                "(`smpi/coll-call-cost`, sim/simgrid-patches/coll-call-cost.patch)" if coll_call else "")
+            + (", the MPI's own local copies (its block to itself) as tucoll's are charged, at the copy "
+               "bandwidth and piece cost measured (`smpi/host-copy-bw`, sim/simgrid-patches/"
+               "smpi-local-copies-on-host.patch)" if host_copy else "")
             + (", and a message's time by size is the ping-pong's, piece by piece between the probed sizes "
                "(`smpi/lat-factor`, `smpi/bw-factor`: the second table; the way SMPI is calibrated, Degomme et "
                "al., IEEE TPDS 2017), so that the MPI's eager copies and its rendezvous each cost what they "
