@@ -329,7 +329,8 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         reproduced = ""
         fitted = pd.read_csv(fit_rows).set_index("parameter")["value"]
         coll_call = fitted.get("smpi/coll-call-cost", "0 ns") != "0 ns"
-        host_copy = "smpi/host-copy-bw" in (HERE_DOCS / "here.xml").read_text() if (HERE_DOCS / "here.xml").is_file() else False
+        platform = HERE_DOCS / "here.xml"
+        host_copy = platform.is_file() and "smpi/host-copy-bw" in platform.read_text()
         piece_table = pd.read_csv(pieces, dtype={"ping-pong at": str}) if pieces.is_file() else pd.DataFrame()
         if "simulated / measured" in piece_table.columns:
             sent = piece_table[piece_table["ping-pong at"] != "0"]

@@ -125,7 +125,7 @@ def calibrate_here(args: argparse.Namespace, console) -> int:
     simulated = calibrate.simulate_probe(platform, args.build_dir)
     simulated_alltoallv = simulated.loc[simulated["test"] == "alltoallv_mpi", "seconds"]
     if fitted.mpi_alltoallv > 0 and simulated_alltoallv.empty:
-        console.print("[yellow]the SimGrid build's tucoll-bench machine has no alltoallv of the MPI's own: "
+        console.print("[yellow]the SimGrid build's tucoll-bench machine does not probe the MPI's alltoallv: "
                       "smpi/coll-call-cost left out (`make sim-build`)[/yellow]")
     elif fitted.mpi_alltoallv > 0:
         fitted = fitted.with_coll_call_cost(float(simulated_alltoallv.iloc[0]))
