@@ -480,3 +480,18 @@ def test_a_signal_that_ends_the_tool_ends_its_simulation(signum):
                              "--size", "4K"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert_a_signal_ends_all(tool, signum, marker, lambda: len(processes_with(marker)) >= 2,  # tool and simulator
                              "the simulator outlived the tool")
+
+
+def test_a_platform_option_the_simgrid_lacks_names_the_option_and_the_rebuild(tmp_path):
+    # A SimGrid built before one of sim/simgrid-patches/ (or Spack's) throws "Bad config key" and
+    # lists every option it has; the tool says which one and what to do instead.
+    here = Path(__file__).resolve().parents[2] / "docs" / "calibration"
+    (tmp_path / "here.json").write_text((here / "here.json").read_text())
+    xml = (here / "here.xml").read_text().replace("<config>", '<config>\n    <prop id="smpi/no-such-option" value="1"/>')
+    (tmp_path / "here.xml").write_text(xml)
+    proc = subprocess.run([sys.executable, "-m", "tucoll", "sim", "--platform", str(tmp_path / "here.json"),
+                           "--np", "2", "--no-check", "--build-dir", str(SIM_BUILD), "--", "alltoallv", "--alg",
+                           "vendor", "--sizes", "16"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "sets smpi/no-such-option" in proc.stdout + proc.stderr and "make sim-build" in proc.stdout + proc.stderr
+    assert "Existing config keys" not in proc.stdout + proc.stderr

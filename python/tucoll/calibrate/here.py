@@ -188,8 +188,11 @@ def fit_here(probe: pd.DataFrame, cores: int) -> HereFit:
     rounds' times, test by test, and each round alone for the spread."""
     if "round" in probe.columns and probe["round"].nunique() > 1:
         rounds, skipped = {}, []
+        every = set(probe["test"])  # a round without a test the others have was cut short
         for number, part in probe.groupby("round", sort=True):
             try:
+                if set(part["test"]) != every:
+                    raise KeyError(sorted(every - set(part["test"])))
                 rounds[number] = _fit_one(part, cores)
             except (KeyError, IndexError, ValueError, TypeError):  # a round cut short: rows missing
                 skipped.append(int(number))
@@ -278,6 +281,9 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     o = f"0:{fit_.overhead:.6g}:0"
     lat_factor, bw_factor = fit_.factors()
+    # The copy's two terms go to both consumers: the entry's copy_bandwidth and copy_piece to
+    # tucoll's layer (TUCOLL_SIM_COPY_*), smpi/host-copy-* to SMPI's own copies; `tucoll sim` reads
+    # them apart, so a platform edited by hand must change both.
     # Set only where measured: a platform that sets none leaves the patch's simulations as they were.
     coll_call = (f'\n    <prop id="smpi/coll-call-cost" value="{fit_.coll_call_cost:.6g}"/>'
                  if fit_.coll_call_cost > 0 else "")

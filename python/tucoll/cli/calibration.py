@@ -119,6 +119,7 @@ def calibrate_here(args: argparse.Namespace, console) -> int:
         console.print(f"[yellow]rounds {', '.join(map(str, fitted.skipped))} of the probe lack rows (cut short): "
                       "left out of the fit[/yellow]")
     flavor = build.mpi_flavor if build else args.flavor
+    fitted.rows().to_csv(out.with_name(out.stem + "-fit.csv"), index=False)  # again below, with the call cost
     # The probe simulated on the platform without the MPI's collective-call cost gives that cost
     # (what its alltoallv takes beyond the simulation) and the pieces' check.
     platform = calibrate.write_here_platform(fitted, flavor, out)
@@ -130,6 +131,10 @@ def calibrate_here(args: argparse.Namespace, console) -> int:
     elif fitted.mpi_alltoallv > 0:
         fitted = fitted.with_coll_call_cost(float(simulated_alltoallv.iloc[0]))
         platform = calibrate.write_here_platform(fitted, flavor, out)
+        if fitted.coll_call_cost == 0:
+            console.print(f"[yellow]the MPI's alltoallv took {fitted.mpi_alltoallv * 1e9:.0f} ns, less than the "
+                          f"{float(simulated_alltoallv.iloc[0]) * 1e9:.0f} ns simulated: its messages cost less than "
+                          "the ping-pong's pieces say, and smpi/coll-call-cost is 0[/yellow]")
     console.print(fitted.rows().to_string(index=False), markup=False, highlight=False)
     console.print(f"wrote {platform} and its .xml: `tucoll sim --platform {platform}`")
     pieces = fitted.piece_rows(simulated)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -88,6 +89,11 @@ def run_simulation(build: Build, run: SimRun, timeout: float | None = None) -> s
                 _running.discard(child.pid)
         proc = subprocess.CompletedProcess(cmd, child.returncode, out, err)
     if proc.returncode not in (0, 1):
+        unknown = re.search(r"Bad config key: (\S+)", proc.stderr)
+        if unknown:  # SimGrid then lists every option it has: its one line says more
+            raise SimError(f"{run.platform.name} sets {unknown.group(1)}, which the SimGrid of {build.root} does not "
+                           "have (an option of one of sim/simgrid-patches/, or of a newer build): rebuild it with "
+                           "`make sim-build`", proc.returncode)
         raise SimError(f"simulation failed ({proc.returncode}): {shlex.join(cmd)}\n{proc.stdout}\n{proc.stderr}",
                        proc.returncode)
     return proc
