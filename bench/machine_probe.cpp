@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <vector>
 
 #include "tucoll.h"
@@ -152,11 +153,9 @@ double call_time(bool through_tucoll, int reps, int iters) {
 double small_alltoallv_time(MPI_Comm comm, int reps, int iters) {
     int size = 0;
     MPI_Comm_size(comm, &size);
-    const std::vector<int> counts(size, 1), displs = [size] {
-        std::vector<int> d(size);
-        for (int i = 0; i < size; ++i) d[i] = i;
-        return d;
-    }();
+    const std::vector<int> counts(size, 1);
+    std::vector<int> displs(size);
+    std::iota(displs.begin(), displs.end(), 0);
     std::vector<char> send(size, 1), recv(size);
     std::vector<double> samples;
     for (int it = 0; it < iters + 1; ++it) {

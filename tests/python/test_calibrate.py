@@ -387,6 +387,19 @@ def test_here_pieces_are_monotone_no_faster_than_a_copy_and_never_below_the_over
 
 
 @needs_simgrid
+def simulated_rows(platform, *bench_args: str):
+    """`tucoll sim --platform PLATFORM --np 2 -- BENCH_ARGS`: the CSV rows tucoll-bench prints."""
+    import io
+
+    import pandas as pd
+
+    proc = subprocess.run([sys.executable, "-m", "tucoll", "sim", "--platform", str(platform), "--np", "2",
+                           "--no-check", "--build-dir", str(SIM_BUILD), "--", *bench_args],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return pd.read_csv(io.StringIO("\n".join(l for l in proc.stdout.splitlines() if not l.startswith("#"))))
+
+
 def test_the_fitted_platform_reproduces_its_probes_point_to_point_times_in_simulation(tmp_path):
     import io
 
@@ -399,11 +412,7 @@ def test_the_fitted_platform_reproduces_its_probes_point_to_point_times_in_simul
     assert '<prop id="smpi/host-copy-bw" value="2e+10"/>' in platform.with_suffix(".xml").read_text()
 
     def simulate():
-        proc = subprocess.run([sys.executable, "-m", "tucoll", "sim", "--platform", str(platform), "--np", "2",
-                               "--no-check", "--build-dir", str(SIM_BUILD), "--", "machine"],
-                              capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        frame = pd.read_csv(io.StringIO("\n".join(l for l in proc.stdout.splitlines() if not l.startswith("#"))))
+        frame = simulated_rows(platform, "machine")
         return frame.groupby("test")["seconds"].first(), frame[frame["test"] == "pingpong"].set_index("bytes")["seconds"]
 
     tests, pingpong = simulate()
@@ -433,12 +442,8 @@ def test_the_mpis_own_block_to_itself_costs_what_tucolls_copies_cost(tmp_path):
     platform = calibrate.write_here_platform(fit, "openmpi", tmp_path / "made-up.json")
 
     def vendor_time(element: str) -> float:  # fft2 at P = 2: rank 0 sends 1 MiB to each rank, rank 1 a quarter
-        proc = subprocess.run([sys.executable, "-m", "tucoll", "sim", "--platform", str(platform), "--np", "2",
-                               "--no-check", "--build-dir", str(SIM_BUILD), "--", "alltoallv", "--alg", "vendor",
-                               "--size", "1M", "--dist", "fft2", "--type", element, "--format", "csv"],
-                              capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        rows = pd.read_csv(io.StringIO("\n".join(l for l in proc.stdout.splitlines() if not l.startswith("#"))))
+        rows = simulated_rows(platform, "alltoallv", "--alg", "vendor", "--size", "1M", "--dist", "fft2", "--type",
+                              element, "--format", "csv")
         return float(rows["median_us"].iloc[0]) * 1e-6
 
     charged = {element: vendor_time(element) for element in ("char", "vector")}

@@ -327,10 +327,9 @@ def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.Da
         small = alone[alone["S"] != alone["S"].iloc[-1]]["predicted / measured"] if len(alone) else pd.Series([], dtype=float)
         large = alone[alone["S"] == alone["S"].iloc[-1]]["predicted / measured"] if len(alone) else pd.Series([], dtype=float)
         reproduced = ""
-        fitted = pd.read_csv(fit_rows).set_index("parameter")["value"]
-        coll_call = fitted.get("smpi/coll-call-cost", "0 ns") != "0 ns"
-        platform = HERE_DOCS / "here.xml"
-        host_copy = platform.is_file() and "smpi/host-copy-bw" in platform.read_text()
+        # What the platform sets, as SimGrid reads it (an older here.json sets neither option).
+        options = sim.Platform.load(str(HERE_DOCS / "here.json")).options() if (HERE_DOCS / "here.json").is_file() else {}
+        coll_call, host_copy = "smpi/coll-call-cost" in options, "smpi/host-copy-bw" in options
         piece_table = pd.read_csv(pieces, dtype={"ping-pong at": str}) if pieces.is_file() else pd.DataFrame()
         if "simulated / measured" in piece_table.columns:
             sent = piece_table[piece_table["ping-pong at"] != "0"]
