@@ -1,8 +1,10 @@
 #include "machine_probe.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <numeric>
 #include <vector>
 
@@ -175,6 +177,40 @@ double small_alltoallv_time(MPI_Comm comm, int reps, int iters) {
     return median(samples);
 }
 
+// Seconds between the first and the last rank leaving MPI_Barrier, each call just after the MPI's
+// alltoallv of 1-byte blocks (as the bench times a call after the previous one's barrier): the
+// median over calls. tucoll-bench starts each rank's clock as it leaves the barrier and keeps the
+// slowest rank's time, so a measured call holds this spread; a real barrier releases its ranks a
+// message apart (Hunold and Carpen-Amarie, IEEE TPDS 2016). Read off the node's monotonic clock,
+// not MPI_Wtime (Open MPI's counts from each process's own start), so only where every rank is on
+// one node; -1 elsewhere.
+double barrier_exit_spread(MPI_Comm comm, int reps, int iters) {
+    int size = 0, on_node = 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &on_node);
+    MPI_Comm_free(&node);
+    if (on_node != size) return -1.0;
+    const std::vector<int> counts(size, 1);
+    std::vector<int> displs(size);
+    std::iota(displs.begin(), displs.end(), 0);
+    std::vector<char> send(size, 1), recv(size);
+    std::vector<double> samples;
+    for (int it = 0; it < (iters + 1) * reps; ++it) {
+        PMPI_Alltoallv(send.data(), counts.data(), displs.data(), MPI_BYTE, recv.data(), counts.data(),
+                       displs.data(), MPI_BYTE, comm);
+        MPI_Barrier(comm);
+        timespec now{};
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        const int64_t left = static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+        int64_t ends[2] = {left, -left}, most[2];
+        MPI_Allreduce(ends, most, 2, MPI_INT64_T, MPI_MAX, comm);
+        if (it >= reps) samples.push_back(1e-9 * static_cast<double>(most[0] + most[1]));  // the first reps warm up
+    }
+    return median(samples);
+}
+
 }  // namespace
 
 int run_machine_probe(MPI_Comm user_comm, int iters) {
@@ -208,6 +244,8 @@ int run_machine_probe(MPI_Comm user_comm, int iters) {
     }
     const double alltoallv = small_alltoallv_time(comm, 2000, iters);
     if (rank == 0) std::printf("alltoallv_mpi,1,%d,%.9g\n", size, alltoallv);
+    const double spread = barrier_exit_spread(comm, 200, iters);
+    if (rank == 0 && spread >= 0) std::printf("barrier_spread,0,%d,%.9g\n", size, spread);
     if (rank == 0) std::printf("copy_pieces,8,4096,%.9g\n", piece_copy_time(4096, iters));
     if (rank == 0) {  // one rank alone, as copy: the others wait at the barrier below
         for (bool through_tucoll : {false, true}) {

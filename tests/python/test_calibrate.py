@@ -294,7 +294,8 @@ def probe_rows(overhead: float = 1e-7, sizes=PROBE_SIZES) -> str:
     """A two-rank probe as tucoll-bench machine prints it: the ping-pong of pingpong_time, `overhead`
     per message outstanding, 5 ns per queue entry walked, memcpy at 20 GB/s in cache (1 MiB) and
     10 GB/s beyond it (64 MiB), 3 ns per block copied beside its bytes, a tucoll call 200 ns more
-    than the MPI's own, and the MPI's alltoallv of 1-byte blocks on the two ranks in 3 us a call."""
+    than the MPI's own, the MPI's alltoallv of 1-byte blocks on the two ranks in 3 us a call, and the
+    ranks leaving the barrier 200 ns apart."""
     rows = ["test,bytes,count,seconds"]
     rows += [f"pingpong,{b},1,{pingpong_time(b):.9g}" for b in sizes]
     for w in (1, 16, 64, 256, 1024):
@@ -303,7 +304,7 @@ def probe_rows(overhead: float = 1e-7, sizes=PROBE_SIZES) -> str:
     rows.append(f"copy,{1 << 20},1,{(1 << 20) / 2e10:.9g}")
     rows.append(f"copy,{64 << 20},1,{(64 << 20) / 1e10:.9g}")
     rows.append(f"copy_pieces,8,4096,{4096 * (3e-9 + 8 / 2e10):.9g}")
-    rows += ["call_mpi,16,1,3e-08", "call_tucoll,16,1,2.3e-07", "alltoallv_mpi,1,2,3e-06"]
+    rows += ["call_mpi,16,1,3e-08", "call_tucoll,16,1,2.3e-07", "alltoallv_mpi,1,2,3e-06", "barrier_spread,0,2,2e-07"]
     return "\n".join(rows) + "\n"
 
 
@@ -324,6 +325,9 @@ def test_here_fit_recovers_the_mechanisms_of_a_probe():
     assert fit.mpi_alltoallv == pytest.approx(3e-6) and fit.coll_call_cost == 0
     assert fit.with_coll_call_cost(1e-6).coll_call_cost == pytest.approx(2e-6)
     assert fit.with_coll_call_cost(5e-6).coll_call_cost == 0  # never below what is simulated
+    # The ranks' spread leaving the barrier: reported beside the parameters, not one of them.
+    assert fit.barrier_spread == pytest.approx(2e-7)
+    assert "barrier exit spread (measured, not simulated)" in set(fit.rows()["parameter"])
     # A piece from each probed size, through its time: eager at 0.5 GB/s, the rendezvous at 1 GB/s,
     # the step between them in the piece from 2 KiB (2 KiB more in 2 us: the most, so the
     # platform's bandwidth, each piece's factor its own over it).
@@ -341,8 +345,10 @@ def test_here_fit_recovers_the_mechanisms_of_a_probe():
     # the copy of 64 MiB, a piece per size it has.
     older = pd.read_csv(io.StringIO(probe_rows(sizes=(0, 16, 1024, 16384, 262144, 1048576))))
     older = older[~older["test"].str.startswith("call") & ~((older["test"] == "copy") & (older["bytes"] == 1 << 20))
-                  & ~older["test"].isin(["copy_pieces", "alltoallv_mpi"])]
+                  & ~older["test"].isin(["copy_pieces", "alltoallv_mpi", "barrier_spread"])]
     assert calibrate.fit_here(older, cores=16).call_cost == 0 == calibrate.fit_here(older, cores=16).copy_piece
+    assert calibrate.fit_here(older, cores=16).barrier_spread == 0
+    assert "barrier exit spread (measured, not simulated)" not in set(calibrate.fit_here(older, cores=16).rows()["parameter"])
     assert calibrate.fit_here(older, cores=16).with_coll_call_cost(1e-6).coll_call_cost == 0
     assert calibrate.fit_here(older, cores=16).copy_bandwidth == pytest.approx(1e10, rel=1e-6)
     # Its piece from 16 KiB to 256 KiB crosses 64 KiB, where SimGrid stops charging the overheads:
@@ -423,6 +429,7 @@ def test_the_fitted_platform_reproduces_its_probes_point_to_point_times_in_simul
     # The MPI's collective-call cost (sim/simgrid-patches/coll-call-cost.patch) closes the gap
     # between the simulated alltoallv and the measured one: charged once per call.
     assert 0 < tests["alltoallv_mpi"] < 3e-6
+    assert tests["barrier_spread"] == 0  # alike simulated ranks leave the barrier together
     fit = fit.with_coll_call_cost(tests["alltoallv_mpi"])
     platform = calibrate.write_here_platform(fit, "openmpi", tmp_path / "made-up.json")
     assert "smpi/coll-call-cost" in platform.with_suffix(".xml").read_text()

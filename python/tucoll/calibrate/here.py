@@ -86,6 +86,11 @@ class HereFit:
     # probed), and what it costs besides what the platform simulates of it: with_coll_call_cost.
     mpi_alltoallv: float = 0.0
     coll_call_cost: float = 0.0
+    # Seconds between the first and the last rank leaving MPI_Barrier (0: not probed). Not a
+    # parameter: every measured call holds it (the bench starts each rank's clock as it leaves
+    # the barrier and keeps the slowest rank's time), a simulated barrier releases its ranks
+    # together. Reported beside the parameters.
+    barrier_spread: float = 0.0
     # The fits of the probe's rounds one by one, when it has several: their spread, reported; and
     # the rounds left out, whose probe lacks rows (cut short).
     rounds: tuple["HereFit", ...] = ()
@@ -104,6 +109,16 @@ class HereFit:
             rows.append(row)
         rows.append({"parameter": "smpi/nic-gap", "value": "0", **({f"{len(self.rounds)} rounds: least to most": "-"}
                      if spread else {}), "from": "one node: no message crosses an interface"})
+        if self.barrier_spread > 0:
+            row = {"parameter": "barrier exit spread (measured, not simulated)",
+                   "value": _shown(self.barrier_spread, "ns", 1e9)}
+            if spread:
+                values = sorted(r.barrier_spread for r in self.rounds)
+                row[f"{len(self.rounds)} rounds: least to most"] = \
+                    f"{_shown(values[0], 'ns', 1e9)} to {_shown(values[-1], 'ns', 1e9)}"
+            row["from"] = ("the first to the last rank leaving MPI_Barrier after the MPI's alltoallv, on one clock: "
+                           "in every measured time, none simulated (SimGrid's barrier releases alike ranks together)")
+            rows.append(row)
         return pd.DataFrame(rows)
 
     def with_coll_call_cost(self, simulated: float) -> "HereFit":
@@ -230,8 +245,10 @@ def _fit_one(probe: pd.DataFrame, cores: int) -> HereFit:
     calls = probe[probe["test"].isin(["call_tucoll", "call_mpi"])].set_index("test")["seconds"]
     call_cost = max(0.0, calls["call_tucoll"] - calls["call_mpi"]) if len(calls) == 2 else 0.0  # older probes
     alltoallv = probe.loc[probe["test"] == "alltoallv_mpi", "seconds"]  # older probes: none
+    spread = probe.loc[probe["test"] == "barrier_spread", "seconds"]  # older probes, or ranks on several nodes
     return HereFit(latency, max(p.bandwidth for p in pieces[1:]), pieces, overhead, match_cost, copy_bandwidth,
-                   copy_piece, call_cost, cores, mpi_alltoallv=float(alltoallv.iloc[0]) if len(alltoallv) else 0.0)
+                   copy_piece, call_cost, cores, mpi_alltoallv=float(alltoallv.iloc[0]) if len(alltoallv) else 0.0,
+                   barrier_spread=float(spread.iloc[0]) if len(spread) else 0.0)
 
 
 def _pieces(pingpong: pd.Series, copy_bandwidth: float, overhead: float) -> tuple[Piece, ...]:
