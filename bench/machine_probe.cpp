@@ -147,38 +147,53 @@ double call_time(bool through_tucoll, int reps, int iters) {
     return median(samples);
 }
 
-// Seconds per call of the MPI's own alltoallv of 1-byte blocks on all the probe's ranks, calls
-// back to back (PMPI_, as call_time's): what the MPI spends in a collective call besides its
-// messages, which a simulation charges as smpi/coll-call-cost, is this time less the same loop
-// simulated without it. Not empty blocks: an MPI sends some algorithms' empty blocks as empty
+// The MPI's own alltoallv (PMPI_, as call_time's) of one 1-byte block to each of the
+// communicator's ranks. Not empty blocks: an MPI sends some algorithms' empty blocks as empty
 // messages, whose time the ping-pong's pieces do not hold (SimGrid charges them no overheads).
-double small_alltoallv_time(MPI_Comm comm, int reps, int iters) {
-    int size = 0;
-    MPI_Comm_size(comm, &size);
-    const std::vector<int> counts(size, 1);
-    std::vector<int> displs(size);
-    std::iota(displs.begin(), displs.end(), 0);
-    std::vector<char> send(size, 1), recv(size);
-    std::vector<double> samples;
-    for (int it = 0; it < iters + 1; ++it) {
-        MPI_Barrier(comm);
-        const double t0 = MPI_Wtime();
-        int rc = MPI_SUCCESS;
-        for (int r = 0; r < reps && rc == MPI_SUCCESS; ++r) {
-            rc = PMPI_Alltoallv(send.data(), counts.data(), displs.data(), MPI_BYTE, recv.data(), counts.data(),
-                                displs.data(), MPI_BYTE, comm);
-        }
+class ByteAlltoallv {
+  public:
+    explicit ByteAlltoallv(MPI_Comm comm) : comm_(comm) {
+        int size = 0;
+        MPI_Comm_size(comm, &size);
+        counts_.assign(size, 1);
+        displs_.resize(size);
+        std::iota(displs_.begin(), displs_.end(), 0);
+        send_.assign(size, 1);
+        recv_.resize(size);
+    }
+
+    void operator()() {
+        const int rc = PMPI_Alltoallv(send_.data(), counts_.data(), displs_.data(), MPI_BYTE, recv_.data(),
+                                      counts_.data(), displs_.data(), MPI_BYTE, comm_);
         if (rc != MPI_SUCCESS) {
             std::fprintf(stderr, "tucoll-bench machine: alltoallv of 1-byte blocks failed (%d)\n", rc);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
+    }
+
+  private:
+    MPI_Comm comm_;
+    std::vector<int> counts_, displs_;
+    std::vector<char> send_, recv_;
+};
+
+// Seconds per call of ByteAlltoallv on all the probe's ranks, calls back to back: what the MPI
+// spends in a collective call besides its messages, which a simulation charges as
+// smpi/coll-call-cost, is this time less the same loop simulated without it.
+double small_alltoallv_time(MPI_Comm comm, int reps, int iters) {
+    ByteAlltoallv alltoallv(comm);
+    std::vector<double> samples;
+    for (int it = 0; it < iters + 1; ++it) {
+        MPI_Barrier(comm);
+        const double t0 = MPI_Wtime();
+        for (int r = 0; r < reps; ++r) alltoallv();
         if (it > 0) samples.push_back((MPI_Wtime() - t0) / reps);
     }
     return median(samples);
 }
 
-// Seconds between the first and the last rank leaving MPI_Barrier, each call just after the MPI's
-// alltoallv of 1-byte blocks (as the bench times a call after the previous one's barrier): the
+// Seconds between the first and the last rank leaving MPI_Barrier, each call just after a
+// ByteAlltoallv (as the bench times a call after the previous one's barrier): the
 // median over calls. tucoll-bench starts each rank's clock as it leaves the barrier and keeps the
 // slowest rank's time, so a measured call holds this spread; a real barrier releases its ranks a
 // message apart (Hunold and Carpen-Amarie, IEEE TPDS 2016). Read off the node's monotonic clock,
@@ -192,14 +207,10 @@ double barrier_exit_spread(MPI_Comm comm, int reps, int iters) {
     MPI_Comm_size(node, &on_node);
     MPI_Comm_free(&node);
     if (on_node != size) return -1.0;
-    const std::vector<int> counts(size, 1);
-    std::vector<int> displs(size);
-    std::iota(displs.begin(), displs.end(), 0);
-    std::vector<char> send(size, 1), recv(size);
+    ByteAlltoallv alltoallv(comm);
     std::vector<double> samples;
     for (int it = 0; it < (iters + 1) * reps; ++it) {
-        PMPI_Alltoallv(send.data(), counts.data(), displs.data(), MPI_BYTE, recv.data(), counts.data(),
-                       displs.data(), MPI_BYTE, comm);
+        alltoallv();
         MPI_Barrier(comm);
         timespec now{};
         clock_gettime(CLOCK_MONOTONIC, &now);

@@ -98,27 +98,22 @@ class HereFit:
 
     def rows(self) -> pd.DataFrame:
         spread = len(self.rounds) > 1
-        rows = []
-        for field_, name, unit, scale, source in PARAMETERS:
-            row = {"parameter": name, "value": _shown(getattr(self, field_), unit, scale)}
+
+        def row(field_: str, name: str, unit: str, scale: float, source: str) -> dict:
+            shown = {"parameter": name, "value": _shown(getattr(self, field_), unit, scale)}
             if spread:
                 values = sorted(getattr(r, field_) for r in self.rounds)
-                row[f"{len(self.rounds)} rounds: least to most"] = \
+                shown[f"{len(self.rounds)} rounds: least to most"] = \
                     f"{_shown(values[0], unit, scale)} to {_shown(values[-1], unit, scale)}"
-            row["from"] = source
-            rows.append(row)
+            return {**shown, "from": source}
+
+        rows = [row(*parameter) for parameter in PARAMETERS]
         rows.append({"parameter": "smpi/nic-gap", "value": "0", **({f"{len(self.rounds)} rounds: least to most": "-"}
                      if spread else {}), "from": "one node: no message crosses an interface"})
         if self.barrier_spread > 0:
-            row = {"parameter": "barrier exit spread (measured, not simulated)",
-                   "value": _shown(self.barrier_spread, "ns", 1e9)}
-            if spread:
-                values = sorted(r.barrier_spread for r in self.rounds)
-                row[f"{len(self.rounds)} rounds: least to most"] = \
-                    f"{_shown(values[0], 'ns', 1e9)} to {_shown(values[-1], 'ns', 1e9)}"
-            row["from"] = ("the first to the last rank leaving MPI_Barrier after the MPI's alltoallv, on one clock: "
-                           "in every measured time, none simulated (SimGrid's barrier releases alike ranks together)")
-            rows.append(row)
+            rows.append(row("barrier_spread", "barrier exit spread (measured, not simulated)", "ns", 1e9,
+                            "the first to the last rank leaving MPI_Barrier after the MPI's alltoallv, on one clock: "
+                            "in every measured time, none simulated (SimGrid's barrier releases alike ranks together)"))
         return pd.DataFrame(rows)
 
     def with_coll_call_cost(self, simulated: float) -> "HereFit":
