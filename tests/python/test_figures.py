@@ -236,6 +236,39 @@ def test_a_fingerprint_follows_the_model_not_its_comments(tmp_path):
     assert fingerprint("e", bandwidth_scale=2.0) != base
 
 
+def test_a_patch_inert_on_a_platform_leaves_its_fingerprint_alone(tmp_path, monkeypatch):
+    # A SimGrid patch whose header says "Inert unless a platform sets: OPTIONS" re-keys only the
+    # platforms that set one of them (adding a mechanism must not re-simulate every cache);
+    # any other patch re-keys every platform.
+    import importlib
+    import shutil
+
+    platforms = importlib.import_module("tucoll.sim.platforms")  # tucoll.sim.platforms is also a function
+    patches = tmp_path / "patches"
+    shutil.copytree(platforms.PATCH_DIR, patches)
+    monkeypatch.setattr(platforms, "PATCH_DIR", patches)
+    made = {name: sim.derived_platform("polaris-like", props, tmp_path / name / "p.json")
+            for name, props in (("plain", {}), ("sets-it", {"smpi/new-cost": "1e-7"}))}
+
+    def fingerprints():
+        return {name: sim.Platform.load(str(path)).fingerprint() for name, path in made.items()}
+
+    before = fingerprints()
+    (patches / "new-cost.patch").write_text("tucoll: a new mechanism.\n\n"
+                                            "Inert unless a platform sets: smpi/other-cost, smpi/new-cost\n\n"
+                                            "--- a/src/x.cpp\n+++ b/src/x.cpp\n")
+    added = fingerprints()
+    assert added["plain"] == before["plain"] and added["sets-it"] != before["sets-it"]
+    # Said in passing rather than on a line of its own, it is no such header.
+    (patches / "new-cost.patch").write_text("tucoll: a new mechanism, not inert unless a platform sets: smpi/new-cost\n")
+    assert fingerprints()["plain"] != before["plain"]
+    (patches / "new-cost.patch").unlink()
+    assert fingerprints() == before
+    with (patches / "match-cost.patch").open("a") as patch:  # a patch without the header
+        patch.write("\n")
+    assert all(after != before[name] for name, after in fingerprints().items())
+
+
 def test_a_table_is_built_from_the_current_models_rows_only(monkeypatch):
     from tucoll import sweep
 

@@ -17,6 +17,7 @@ from tucoll.sim.errors import SimError
 
 
 PLATFORM_DIR = REPO_ROOT / "sim" / "platforms"
+PATCH_DIR = REPO_ROOT / "sim" / "simgrid-patches"  # what `make sim-build` applies to SimGrid
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Platform:
         fields = {k: v for k, v in self.entry.items() if k not in ("summary", "file")}
         digest.update(json.dumps(fields, sort_keys=True).encode())
         options = self.options()
-        for patch in sorted((REPO_ROOT / "sim" / "simgrid-patches").glob("*.patch")):
+        for patch in sorted(PATCH_DIR.glob("*.patch")):
             text = patch.read_bytes()
             # A patch whose header says, on one line, that it is inert unless some options are set
             # changes no time on a platform that sets none of them (adding one must not re-key
