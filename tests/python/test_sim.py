@@ -434,6 +434,44 @@ def test_a_receivers_matching_cost_grows_with_its_queues(tmp_path):
     assert added[2e-7]["linear"] == pytest.approx(2 * added[1e-7]["linear"], rel=0.02), added
 
 
+def coll_call_times(tmp_path, name: str, props: dict) -> dict[str, float]:
+    """tests/sim/coll_calls.cpp on two ranks of two polaris-like nodes with these SimGrid options:
+    the simulated seconds of each operation it times."""
+    from tucoll.sim import hostfile_lines
+
+    smpirun = Path(json.loads((SIM_BUILD / "build-info.json").read_text())["mpiexec"])
+    tool = SIM_BUILD / "coll_calls"
+    source = Path(__file__).resolve().parents[1] / "sim" / "coll_calls.cpp"
+    if not tool.is_file() or tool.stat().st_mtime < source.stat().st_mtime:
+        subprocess.run([str(smpirun.parent / "smpicxx"), "-std=c++17", "-O1", str(source), "-o", str(tool)],
+                       check=True, capture_output=True)
+    (tmp_path / name).mkdir()
+    platform = Platform.load(platform_with(tmp_path / name, "polaris-like", props))
+    hostfile = tmp_path / name / "hostfile"
+    hostfile.write_text("\n".join(hostfile_lines(platform, 2, 1, "sequential")) + "\n")
+    out = subprocess.run([str(smpirun), "-np", "2", "-platform", str(platform.file), "-hostfile", str(hostfile),
+                          "--cfg=smpi/simulate-computation:no", "--cfg=smpi/coll-selector:mpich",
+                          "--cfg=smpi/allreduce:redbcast", "--log=root.thres:critical", str(tool)],
+                         capture_output=True, text=True, check=True, timeout=120).stdout
+    return {op: float(seconds) for op, seconds in (line.split() for line in out.splitlines())}
+
+
+def test_the_mpis_collective_call_cost_is_charged_once_per_call(tmp_path):
+    # sim/simgrid-patches/coll-call-cost.patch: every collective the program calls, blocking or
+    # nonblocking, pays smpi/coll-call-cost once, also an allreduce that SMPI runs as a reduce
+    # and a bcast (redbcast: collectives an algorithm calls are not charged again); point to
+    # point and MPI_Reduce_local pay nothing.
+    cost = 1e-5  # 10 us: far above what any of these operations costs on two nodes
+    base = coll_call_times(tmp_path, "free", {})
+    charged = coll_call_times(tmp_path, "charged", {"smpi/coll-call-cost": cost})
+    assert base.keys() == charged.keys() == {"barrier", "ibarrier", "allreduce", "iallreduce", "alltoallv",
+                                             "ialltoallv", "sendrecv", "reduce_local"}
+    added = {op: charged[op] - base[op] for op in base}
+    for op in ("barrier", "ibarrier", "allreduce", "iallreduce", "alltoallv", "ialltoallv"):
+        assert added[op] == pytest.approx(cost, rel=1e-6), added
+    assert added["sendrecv"] == pytest.approx(0, abs=1e-12) and added["reduce_local"] == pytest.approx(0, abs=1e-12), added
+
+
 def processes_with(marker: str) -> list[int]:
     """The processes whose environment holds `marker`."""
     found = []
