@@ -43,7 +43,8 @@ void print_csv(const std::vector<Row> &rows, std::FILE *out) {
     if (!rows.empty()) {
         for (const auto &column : rows.front().extra) extra_names += "," + column.first;
     }
-    std::fprintf(out, "%s%s%s\n", kCsvHeader, with_regions ? ",inter_region_msgs" : "", extra_names.c_str());
+    // The sparse exchanges' inter_region_msgs stays last, after the collective's own columns.
+    std::fprintf(out, "%s%s%s\n", kCsvHeader, extra_names.c_str(), with_regions ? ",inter_region_msgs" : "");
     for (const Row &r : rows) {
         std::fprintf(out, "%s,%s,%s,%d,%d,%s,%lld,%s,%d,%.3f,%.3f,%.3f,%lld,%lld,%lld,%s,%.3f,%lld,%lld,%lld,%s,%s",
                      r.collective.c_str(), r.algorithm.c_str(), csv_field(r.params).c_str(), r.nprocs, r.ppn,
@@ -52,8 +53,8 @@ void print_csv(const std::vector<Row> &rows, std::FILE *out) {
                      static_cast<long long>(r.scratch_bytes), ok_text(r.ok).c_str(), r.mean_us,
                      static_cast<long long>(r.bytes_sent), static_cast<long long>(r.temp_bytes),
                      static_cast<long long>(r.staging_bytes), r.mapping.c_str(), csv_field(r.path).c_str());
-        if (with_regions) std::fprintf(out, ",%lld", static_cast<long long>(r.inter_region_msgs));
         for (const auto &column : r.extra) std::fprintf(out, ",%s", csv_field(column.second).c_str());
+        if (with_regions) std::fprintf(out, ",%lld", static_cast<long long>(r.inter_region_msgs));
         std::fprintf(out, "\n");
     }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <numeric>
 
 #include "tucoll.h"
@@ -47,6 +48,51 @@ double median(std::vector<double> v) {
     const size_t n = v.size();
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
+
+// Whether every rank of `comm` is on one shared-memory node.
+bool on_one_node(MPI_Comm comm) {
+    int size = 0, on_node = 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &on_node);
+    MPI_Comm_free(&node);
+    int mine = on_node == size, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm);
+    return all != 0;
+}
+
+int64_t monotonic_ns() {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+// The clock calls are timed on, in seconds, and whether all ranks read the same one (shared):
+// MPI_Wtime where the MPI says it is one clock for all (MPI_WTIME_IS_GLOBAL: SMPI's simulated
+// clock); else, with every rank on one node, the node's monotonic clock (Open MPI 4.1 counts
+// MPI_Wtime from each process's own start), from the earliest rank's reading here so that a
+// double keeps its nanoseconds; else each rank's own MPI_Wtime.
+class CallClock {
+  public:
+    explicit CallClock(MPI_Comm comm) {
+        int *global = nullptr, flag = 0;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &global, &flag);
+        if (flag && *global) {
+            shared_ = true;
+        } else if (on_one_node(comm)) {
+            shared_ = monotonic_ = true;
+            const int64_t mine = monotonic_ns();
+            MPI_Allreduce(&mine, &base_, 1, MPI_INT64_T, MPI_MIN, comm);
+        }
+    }
+    double now() const { return monotonic_ ? 1e-9 * static_cast<double>(monotonic_ns() - base_) : MPI_Wtime(); }
+    bool shared() const { return shared_; }
+
+  private:
+    bool shared_ = false, monotonic_ = false;
+    int64_t base_ = 0;
+};
 
 // Largest value over ranks of each statistic of the last call of `requested`.
 void reduce_stats(MPI_Comm comm, const std::string &requested, Row *row) {
@@ -117,6 +163,10 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
     }
     tucoll_topology_t topo;
     call_or_abort(comm, tucoll_comm_get_topology(comm, &topo), "topology");
+    // Each rank's clock starts as it leaves the barrier, and a call's time is the slowest rank's:
+    // it holds how far apart the ranks left the barrier. Where the ranks read one clock, a call
+    // is also timed from the last rank's exit (from_last_exit_us), free of that skew.
+    const CallClock clock(comm);
 
     std::vector<int64_t> sizes = options.sizes.empty() ? std::vector<int64_t>{options.size} : options.sizes;
     std::vector<Row> rows;
@@ -154,7 +204,8 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
             if (!vendor_is_reference || a != vendor) order.push_back(a);
         }
         // Interleaved: every iteration runs every candidate once, so machine noise hits all alike.
-        std::vector<std::vector<double>> local(specs.size(), std::vector<double>(options.iters));
+        std::vector<std::vector<double>> starts(specs.size(), std::vector<double>(options.iters)),
+            ends = starts;  // each rank's own clock.now()
         // auto's own cost at this shape, timed beside the candidates: the reduction it adds to a
         // call where its table entry depends on the workload and every feature is a maximum
         // (two doubles, MPI_MAX; see auto.cpp). A table keyed by mean_block makes auto reduce an
@@ -173,12 +224,15 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
             for (size_t a : turned) {
                 if (last && options.check) exchange.reset_output();
                 MPI_Barrier(comm);
-                const double t0 = MPI_Wtime();
+                const double t0 = clock.now();
                 const bool plain = specs[a] == kPlainMpi;
                 const int rc = plain ? exchange.run_plain() : exchange.run(specs[a]);
-                const double t1 = MPI_Wtime();
+                const double t1 = clock.now();
                 call_or_abort(comm, rc, plain ? "--alg mpi (the plain MPI call)" : specs[a]);
-                if (it >= 0) local[a][it] = t1 - t0;
+                if (it >= 0) {
+                    starts[a][it] = t0;
+                    ends[a][it] = t1;
+                }
                 if (!last) continue;
                 if (plain) {
                     batch[a].algorithm = batch[a].chosen = kPlainMpi;
@@ -219,8 +273,9 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
         }
         for (size_t a = 0; a < specs.size(); ++a) {
             Row &row = batch[a];
-            std::vector<double> slowest(options.iters);
-            MPI_Allreduce(local[a].data(), slowest.data(), options.iters, MPI_DOUBLE, MPI_MAX, comm);
+            std::vector<double> local(options.iters), slowest(options.iters);
+            for (int it = 0; it < options.iters; ++it) local[it] = ends[a][it] - starts[a][it];
+            MPI_Allreduce(local.data(), slowest.data(), options.iters, MPI_DOUBLE, MPI_MAX, comm);
             row.median_us = median(slowest) * 1e6;
             row.min_us = *std::min_element(slowest.begin(), slowest.end()) * 1e6;
             row.max_us = *std::max_element(slowest.begin(), slowest.end()) * 1e6;
@@ -228,6 +283,15 @@ std::vector<Row> run_benchmark(Exchange &exchange, const BenchOptions &options, 
             for (double t : slowest) row.calls_us.push_back(t * 1e6);
             exchange.add_columns(row);  // after the times: the bandwidth columns are computed from them
             if (time_reduction) row.extra.emplace_back("auto_reduction_us", reduction_us);
+            if (clock.shared()) {
+                std::vector<double> last_start(options.iters), from_last(options.iters);
+                MPI_Allreduce(starts[a].data(), last_start.data(), options.iters, MPI_DOUBLE, MPI_MAX, comm);
+                MPI_Allreduce(ends[a].data(), from_last.data(), options.iters, MPI_DOUBLE, MPI_MAX, comm);
+                for (int it = 0; it < options.iters; ++it) from_last[it] -= last_start[it];
+                char text[32];
+                std::snprintf(text, sizeof text, "%.3f", median(from_last) * 1e6);
+                row.extra.emplace_back("from_last_exit_us", text);
+            }
             rows.push_back(row);
         }
     }

@@ -233,6 +233,18 @@ def test_bandwidth_columns_follow_nccl_tests(build, collective, args):
     assert row["busbw_GBps"] == pytest.approx(row["algbw_GBps"] * (nprocs - 1) / nprocs, rel=1e-3, abs=1e-4)
 
 
+def test_calls_on_one_node_are_also_timed_from_the_last_ranks_barrier_exit(build):
+    # The ranks read the node's monotonic clock: a call timed from the last rank's exit to the
+    # last rank's end is never longer than the slowest rank's own time (which starts at its own,
+    # earlier or equal, exit), and it is a time.
+    frame = run_bench(build, BenchRun("alltoallv", 3, ["--sizes", "16,4K", "--iters", "5", "--alg", "vendor",
+                                                       "--alg", "tuna:radix=2"]))
+    from_last = frame["from_last_exit_us"].astype(float)
+    assert (from_last > 0).all() and (from_last <= frame["median_us"] + 1e-3).all(), frame
+    crs = run_bench(build, BenchRun("alltoallv_crs", 3, ["--dist", "random:2", "--iters", "2"]))
+    assert "from_last_exit_us" in crs.columns and list(crs.columns)[-1] == "inter_region_msgs"
+
+
 def test_persistent_requests_are_checked_and_reported(build):
     frame = run_bench(build, BenchRun("alltoallv", 3, ["--persistent", "--alg", "vendor", "--alg", "tuna:radix=2",
                                                        "--alg", "auto", "--dist", "powerlaw", "--sizes", "16,1K",

@@ -484,6 +484,14 @@ def test_here_fits_the_median_of_its_rounds_and_reports_their_spread():
     one = calibrate.median_of_rounds(measured)
     assert len(one) == 1 and one.iloc[0]["median_us"] == 2.0 and one.iloc[0]["rounds_spread"] == 4.0
     assert one.iloc[0]["params"] == "" and one.iloc[0]["measured_rounds"] == 3
+    assert calibrate.compared_time(measured) == "median_us"  # an older bench, or ranks on several nodes
+    # Timed from the last rank's barrier exit too (one node): that time is compared, its spread reported.
+    from_last = measured.assign(from_last_exit_us=(0.5, 3.0, 1.0))
+    assert calibrate.compared_time(from_last) == "from_last_exit_us"
+    one = calibrate.median_of_rounds(from_last)
+    assert one.iloc[0]["from_last_exit_us"] == 1.0 and one.iloc[0]["median_us"] == 2.0
+    assert one.iloc[0]["rounds_spread"] == 6.0
+    assert calibrate.compared_time(from_last.assign(from_last_exit_us=(0.5, None, 1.0))) == "median_us"
     # A round cut short (the machine's probe timed out part-way) is left out, and said so.
     cut = pd.concat([probe, pd.read_csv(io.StringIO(probe_rows(9e-7))).head(8).assign(round=4)], ignore_index=True)
     fit = calibrate.fit_here(cut, cores=16)

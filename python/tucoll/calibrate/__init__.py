@@ -24,7 +24,7 @@ platforms' parameters all come from sources, none is fitted).
 
 from tucoll.build import REPO_ROOT
 from tucoll.calibrate.gpu import gpu_points, gpu_table
-from tucoll.calibrate.here import (HERE_ROUNDS, HereFit, fit_here, here_specs, here_table, measure_here, median_of_rounds,
+from tucoll.calibrate.here import (HERE_ROUNDS, HereFit, compared_time, fit_here, here_specs, here_table, measure_here, median_of_rounds,
                                    probe_and_measure_here, probe_here, read_rounds, simulate_probe,
                                    write_here_platform)
 from tucoll.calibrate.model import (Blocks, Mechanisms, Phase, Topology, allreduce_steps, allreduce_time, best_tuna,
@@ -40,7 +40,7 @@ from tucoll.calibrate.simulations import SimCache, SimPoint, run_points, simulat
 __all__ = ["CACHE", "HERE_ROUNDS", "CROSSOVER_SIZES", "DOC", "MACHINE_LIST", "OPTIONS", "REPO_ROOT", "SEEDS", "SIMGRID_OPTIONS", "Blocks", "HereFit", "Machine",
            "Mechanisms", "Model", "Parameter", "Phase", "SimCache", "SimPoint", "Topology", "allreduce_steps",
            "allreduce_time", "best_tuna", "calibration_table", "closed_form", "fit", "fit_here", "simulate_probe",
-           "fit_parameter", "fit_tuna_parameter", "gpu_points", "gpu_table", "here_specs", "here_table", "ideal_radices", "measure_here", "median_of_rounds",
+           "compared_time", "fit_parameter", "fit_tuna_parameter", "gpu_points", "gpu_table", "here_specs", "here_table", "ideal_radices", "measure_here", "median_of_rounds",
            "models",
            "parameters_table", "probe_and_measure_here", "probe_here", "read_rounds", "queue_walk", "ratio_by_p", "run_points", "seeds", "simulate_point",
            "tuna_lower_bound", "tuna_phases", "tuna_rounds", "tuna_time", "validation_points", "validation_table", "vendor_time", "write_doc",

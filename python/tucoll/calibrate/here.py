@@ -87,9 +87,9 @@ class HereFit:
     mpi_alltoallv: float = 0.0
     coll_call_cost: float = 0.0
     # Seconds between the first and the last rank leaving MPI_Barrier (0: not probed). Not a
-    # parameter: every measured call holds it (the bench starts each rank's clock as it leaves
-    # the barrier and keeps the slowest rank's time), a simulated barrier releases its ranks
-    # together. Reported beside the parameters.
+    # parameter: the bench's median holds it (each rank's clock starts as it leaves the barrier,
+    # the slowest rank's time is kept), its from_last_exit_us does not, and a simulated barrier
+    # releases its ranks together. Reported beside the parameters.
     barrier_spread: float = 0.0
     # The fits of the probe's rounds one by one, when it has several: their spread, reported; and
     # the rounds left out, whose probe lacks rows (cut short).
@@ -113,7 +113,8 @@ class HereFit:
         if self.barrier_spread > 0:
             rows.append(row("barrier_spread", "barrier exit spread (measured, not simulated)", "ns", 1e9,
                             "the first to the last rank leaving MPI_Barrier after the MPI's alltoallv, on one clock: "
-                            "in every measured time, none simulated (SimGrid's barrier releases alike ranks together)"))
+                            "in the bench's median, not in its time from the last rank's exit nor in a simulated "
+                            "one (SimGrid's barrier releases alike ranks together)"))
         return pd.DataFrame(rows)
 
     def with_coll_call_cost(self, simulated: float) -> "HereFit":
@@ -378,18 +379,35 @@ def read_rounds(paths: list[str], **read_csv) -> pd.DataFrame:
                      ignore_index=True)
 
 
+# tucoll-bench's time of a call from the last rank's barrier exit, where its ranks share a clock
+# (one node): what a simulated barrier, which releases its ranks together, times.
+FROM_LAST_EXIT = "from_last_exit_us"
+
+
+def compared_time(measured: pd.DataFrame) -> str:
+    """The bench's column a prediction is held against: from_last_exit_us where every row has it,
+    else median_us (each rank timed from its own barrier exit, the slowest kept), as an older
+    bench or a run across nodes gives."""
+    if FROM_LAST_EXIT in measured.columns and pd.to_numeric(measured[FROM_LAST_EXIT], errors="coerce").notna().all():
+        return FROM_LAST_EXIT
+    return "median_us"
+
+
 def median_of_rounds(measured: pd.DataFrame) -> pd.DataFrame:
-    """One row per measured point: the median of its rounds' medians (`median_us`), how many
-    rounds measured it (`measured_rounds`), and the most over the least of them (`rounds_spread`:
-    1 for a single round)."""
+    """One row per measured point: the median of its rounds' medians (`median_us`, and
+    `from_last_exit_us` where the bench timed it), how many rounds measured it
+    (`measured_rounds`), and the most over the least of them (`rounds_spread`, of the time
+    `compared_time` picks: 1 for a single round)."""
     if "round" not in measured.columns:
         measured = measured.assign(round=1)
     keys = [c for c in ("collective", "algorithm", "params", "nprocs", "ppn", "dist", "size", "type")
             if c in measured.columns]
-    times = measured.assign(median_us=measured["median_us"].astype(float))
-    grouped = times.groupby(keys, sort=False, dropna=False)["median_us"]
-    return grouped.median().to_frame().assign(
-        measured_rounds=grouped.size(), rounds_spread=grouped.max() / grouped.min()).reset_index()
+    columns = [c for c in ("median_us", FROM_LAST_EXIT) if c in measured.columns]
+    times = measured.assign(**{c: pd.to_numeric(measured[c], errors="coerce") for c in columns})
+    grouped = times.groupby(keys, sort=False, dropna=False)
+    compared = grouped[FROM_LAST_EXIT] if compared_time(times) == FROM_LAST_EXIT else grouped["median_us"]
+    return grouped[columns].median().assign(
+        measured_rounds=grouped.size(), rounds_spread=compared.max() / compared.min()).reset_index()
 
 
 def here_specs(nprocs: int) -> list[str]:
@@ -404,16 +422,19 @@ def here_table(measured: pd.DataFrame, platform_file: Path, cores: int, schedule
     of the measuring machine say which P were oversubscribed."""
     from tucoll.bench import spec as spec_of
 
+    column = compared_time(measured)
     measured = median_of_rounds(measured)
     rows = []
-    points = [SimPoint(str(platform_file), int(row["nprocs"]), int(row["nprocs"]), int(row["size"]), spec_of(row))
-              for _, row in measured.iterrows()]
+    # Timed alike: the simulated bench's own column of the measured one.
+    points = [SimPoint(str(platform_file), int(row["nprocs"]), int(row["nprocs"]), int(row["size"]), spec_of(row),
+                       timed=column) for _, row in measured.iterrows()]
     cache = SimCache(Path(platform_file).with_name(Path(platform_file).stem + "-simulated.csv"))
     predicted = run_points(points, cache, scheduler=scheduler, workers=workers, build_dir=sim_build_dir, log=log)
     for point, (_, row) in zip(points, measured.iterrows()):
         rows.append({"P": point.nprocs, "role": "fit range" if point.nprocs in HERE_NPROCS_FIT else "predicted",
                      "oversubscribed": point.nprocs > cores, "S": units.text(point.size), "spec": point.spec,
-                     "measured_us": row["median_us"], "rounds' spread": row["rounds_spread"],
+                     "measured_us": row[column], "rounds' spread": row["rounds_spread"],
+                     **({"slowest from own exit_us": row["median_us"]} if column == FROM_LAST_EXIT else {}),
                      "predicted_us": predicted[point] * 1e6,
-                     "predicted / measured": predicted[point] * 1e6 / row["median_us"]})
+                     "predicted / measured": predicted[point] * 1e6 / row[column]})
     return pd.DataFrame(rows)

@@ -180,22 +180,37 @@ def radix_trends(calibrated: dict, uncalibrated: dict) -> str:
 
 
 def _barrier_spread_text(probe: pd.DataFrame, alone: pd.DataFrame) -> str:
-    """What the bench's way of timing adds to every measured call and the simulation lacks: the
-    ranks leave the barrier before the call apart (the probe's barrier_spread; older probes have
-    none), beside what the predictions lack at the smallest block."""
+    """How the measured times are timed against the simulated ones, and what the bench's own
+    median holds besides: the ranks leave the barrier before each call apart (the probe's
+    barrier_spread; older probes have none); beside it, what the predictions lack at the
+    smallest block."""
     spread = probe.loc[probe["test"] == "barrier_spread", "seconds"]
-    if not len(spread) or not len(alone):
+    if not len(alone):
         return ""
     smallest = alone[alone["S"] == alone["S"].iloc[0]]
+    size = units.text(units.parse(str(smallest["S"].iloc[0])), long=True)
     short = ", ".join(f"{(row['measured_us'] - row['predicted_us']) * 1e3:.0f} ns ({row['spec']})"
                       for _, row in smallest.iterrows())
+    spread_ns = f"{spread.median() * 1e9:.0f} ns" if len(spread) else ""
+    released = ("a real barrier releases its ranks a message apart and more as noise perturbs them (Hunold and "
+                "Carpen-Amarie, IEEE TPDS 2016), a simulated one by its messages alone")
+    if "slowest from own exit_us" in alone.columns:
+        longer = ", ".join(f"{(row['slowest from own exit_us'] - row['measured_us']) * 1e3:.0f} ns ({row['spec']})"
+                           for _, row in smallest.iterrows())
+        return (" Each time, measured and simulated, runs from the last rank's exit from the barrier before the "
+                "call to the last rank's end (tucoll-bench's from_last_exit_us: the ranks of one node read one "
+                "clock). The bench's own median starts each rank's clock at its own exit and keeps the slowest "
+                "rank's time, so it also holds how far apart the ranks left the barrier"
+                + (f" (the first table's barrier exit spread: {spread_ns} here)" if spread_ns else "")
+                + f": {released}. At {size} the measured median is longer by {longer}, and the predictions lack "
+                f"{short}.")
+    if not len(spread):
+        return ""
     return (" The bench starts each rank's clock as the rank leaves MPI_Barrier and keeps the slowest rank's "
-            "time, so every measured call holds how far apart the ranks left the barrier: "
-            f"{spread.median() * 1e9:.0f} ns here (the first table's barrier exit spread), where the simulated "
-            "barrier releases its ranks together (they are alike, and nothing perturbs them; a real barrier "
-            "releases its ranks a message apart: Hunold and Carpen-Amarie, IEEE TPDS 2016). At "
-            f"{units.text(units.parse(str(smallest['S'].iloc[0])), long=True)} the predictions lack {short}. It is reported, not charged: the ranks' spread comes "
-            "from what perturbs them (noise), of which a deterministic simulation has none.")
+            f"time, so every measured call holds how far apart the ranks left the barrier: {spread_ns} here (the "
+            f"first table's barrier exit spread), where {released}. At {size} the predictions lack {short}. It is "
+            "reported, not charged: the ranks' spread comes from what perturbs them (noise), of which a "
+            "deterministic simulation has none.")
 
 
 def write_doc(fits: dict[str, dict[str, float]], held: pd.DataFrame, left: pd.DataFrame,

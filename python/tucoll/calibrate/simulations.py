@@ -20,13 +20,15 @@ from tucoll.build import REPO_ROOT, sources_fingerprint
 class SimPoint:
     """One simulated exchange: a spec at one P and block size on a platform; an alltoallv of blocks
     uniform from 0 to `size` (the seeds' uniform distribution), or an alltoall of `size`-byte
-    blocks (the OSU benchmark's, as seed 002 measures)."""
+    blocks (the OSU benchmark's, as seed 002 measures); timed as tucoll-bench's column `timed`
+    (median_us, or from_last_exit_us for a measurement timed so: `tucoll calibrate --here`)."""
     platform: str
     nprocs: int
     ppn: int
     size: int
     spec: str
     collective: str = "alltoallv"
+    timed: str = "median_us"
 
 
 def simulate_point(point: SimPoint, build_dir: str | None = None) -> float:
@@ -37,7 +39,7 @@ def simulate_point(point: SimPoint, build_dir: str | None = None) -> float:
     if point.collective == "alltoallv":
         rows = sweep.Target(build, platform, ppn=point.ppn, force=True).run(point.nprocs, "uniform", [point.size],
                                                                              [point.spec])
-        return float(rows["median_us"].iloc[0]) * 1e-6
+        return float(rows[point.timed].iloc[0]) * 1e-6
     # One warm-up call: the first on a communicator sets up what a program pays once (the ipc
     # exchange splits off its node's communicator and agrees on a backend).
     run = sim.SimRun(platform, point.nprocs, point.ppn, "sequential", platform.vendor,
@@ -45,7 +47,7 @@ def simulate_point(point: SimPoint, build_dir: str | None = None) -> float:
                       "csv"], shared_buffers=True, check=False)
     proc = sim.simulate(build, run, force=True)
     rows = pd.read_csv(io.StringIO(proc.stdout), dtype=store.TEXT_COLUMNS, keep_default_na=False)
-    return float(rows["median_us"].iloc[0]) * 1e-6
+    return float(rows[point.timed].iloc[0]) * 1e-6
 
 
 class SimCache:
@@ -53,7 +55,7 @@ class SimCache:
     patches) and the library sources they were simulated with. A report uses a time simulated
     with earlier sources and says so (`current`: any change to src/ would otherwise throw away
     hours of simulation that it rarely moves); `--validate` simulates those again."""
-    COLUMNS = ["platform", "model", "sources", "nprocs", "ppn", "size", "spec", "collective", "seconds"]
+    COLUMNS = ["platform", "model", "sources", "nprocs", "ppn", "size", "spec", "collective", "timed", "seconds"]
 
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -63,8 +65,10 @@ class SimCache:
             self.frame.insert(2, "sources", "")
         if "collective" not in self.frame.columns:  # a cache from before it held anything but alltoallv
             self.frame.insert(7, "collective", "alltoallv")
+        if "timed" not in self.frame.columns:  # nor anything but the bench's median
+            self.frame.insert(8, "timed", "median_us")
         # The last row of a point wins: a point simulated again is appended.
-        self.times = {(r.platform, r.model, int(r.nprocs), int(r.ppn), int(r.size), r.spec, r.collective):
+        self.times = {(r.platform, r.model, int(r.nprocs), int(r.ppn), int(r.size), r.spec, r.collective, r.timed):
                       (float(r.seconds), r.sources) for r in self.frame.itertuples()}
         self.fingerprints: dict[str, str] = {}
 
@@ -75,7 +79,7 @@ class SimCache:
 
     def _key(self, point: SimPoint) -> tuple:
         return (point.platform, self.model(point.platform), point.nprocs, point.ppn, point.size, point.spec,
-                point.collective)
+                point.collective, point.timed)
 
     def get(self, point: SimPoint) -> float | None:
         """The time simulated on this machine model, with the current sources or earlier ones."""
@@ -90,8 +94,8 @@ class SimCache:
     def points(self, platform: str) -> list[SimPoint]:
         """The points cached for `platform` on its current model."""
         model = self.model(platform)
-        return [SimPoint(p, n, ppn, size, spec, collective) for (p, m, n, ppn, size, spec, collective) in self.times
-                if p == platform and m == model]
+        return [SimPoint(p, n, ppn, size, spec, collective, timed)
+                for (p, m, n, ppn, size, spec, collective, timed) in self.times if p == platform and m == model]
 
     def put(self, point: SimPoint, seconds: float) -> None:
         key = self._key(point)
