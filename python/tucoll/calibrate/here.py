@@ -89,7 +89,7 @@ class HereFit:
     # Seconds between the first and the last rank leaving MPI_Barrier (0: not probed). Not a
     # parameter: the bench's median holds it (each rank's clock starts as it leaves the barrier,
     # the slowest rank's time is kept), its from_last_exit_us does not, and a simulated barrier
-    # releases its ranks together. Reported beside the parameters.
+    # releases two alike ranks together. Reported beside the parameters.
     barrier_spread: float = 0.0
     # The fits of the probe's rounds one by one, when it has several: their spread, reported; and
     # the rounds left out, whose probe lacks rows (cut short).
@@ -379,15 +379,16 @@ def read_rounds(paths: list[str], **read_csv) -> pd.DataFrame:
                      ignore_index=True)
 
 
-# tucoll-bench's time of a call from the last rank's barrier exit, where its ranks share a clock
-# (one node): what a simulated barrier, which releases its ranks together, times.
+# tucoll-bench's time of a call from the last rank's barrier exit, where its ranks read one clock
+# (one node, or a global MPI_Wtime): free of the barrier's exit skew, and simulated alike
+# (SimPoint.timed) for the prediction.
 FROM_LAST_EXIT = "from_last_exit_us"
 
 
 def compared_time(measured: pd.DataFrame) -> str:
     """The bench's column a prediction is held against: from_last_exit_us where every row has it,
-    else median_us (each rank timed from its own barrier exit, the slowest kept), as an older
-    bench or a run across nodes gives."""
+    else median_us (each rank timed from its own barrier exit, the slowest kept), which is all
+    an older bench gives, or one whose ranks read no common clock."""
     if FROM_LAST_EXIT in measured.columns and pd.to_numeric(measured[FROM_LAST_EXIT], errors="coerce").notna().all():
         return FROM_LAST_EXIT
     return "median_us"
