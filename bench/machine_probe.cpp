@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <numeric>
 #include <vector>
 
+#include "node_rank.h"
 #include "tucoll.h"
 
 namespace tucoll::bench {
@@ -200,21 +200,13 @@ double small_alltoallv_time(MPI_Comm comm, int reps, int iters) {
 // not MPI_Wtime (Open MPI's counts from each process's own start), so only where every rank is on
 // one node; -1 elsewhere.
 double barrier_exit_spread(MPI_Comm comm, int reps, int iters) {
-    int size = 0, on_node = 0;
-    MPI_Comm_size(comm, &size);
-    MPI_Comm node;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &on_node);
-    MPI_Comm_free(&node);
-    if (on_node != size) return -1.0;
+    if (!on_one_node(comm)) return -1.0;
     ByteAlltoallv alltoallv(comm);
     std::vector<double> samples;
     for (int it = 0; it < (iters + 1) * reps; ++it) {
         alltoallv();
         MPI_Barrier(comm);
-        timespec now{};
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        const int64_t left = static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+        const int64_t left = monotonic_ns();
         int64_t ends[2] = {left, -left}, most[2];
         MPI_Allreduce(ends, most, 2, MPI_INT64_T, MPI_MAX, comm);
         if (it >= reps) samples.push_back(1e-9 * static_cast<double>(most[0] + most[1]));  // the first reps warm up

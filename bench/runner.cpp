@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <numeric>
 
+#include "node_rank.h"
 #include "tucoll.h"
 
 #define TUCOLL_BENCH_TRY(call)                  \
@@ -47,25 +47,6 @@ double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Whether every rank of `comm` is on one shared-memory node.
-bool on_one_node(MPI_Comm comm) {
-    int size = 0, on_node = 0;
-    MPI_Comm_size(comm, &size);
-    MPI_Comm node;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &on_node);
-    MPI_Comm_free(&node);
-    int mine = on_node == size, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm);
-    return all != 0;
-}
-
-int64_t monotonic_ns() {
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
 }
 
 // The clock calls are timed on, in seconds, and whether all ranks read the same one (shared):
