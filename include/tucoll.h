@@ -188,11 +188,15 @@ TUCOLL_API int tucoll_allgatherv_init_with(const char *spec, const void *sendbuf
 /* Constant-size messages (seed 004's MPIX_Alltoall_crs). Each rank sends `sendcount` elements of
  * `sendtype` to each of its `send_nnz` destinations dest[i] (message i starts at element
  * i * sendcount of sendvals); no rank knows who sends to it. On input *recv_nnz is the number of
- * messages this rank will receive if the caller knows it, else -1. On return *recv_nnz holds that
+ * messages this rank will receive if the caller knows it, else -1: a collective choice, every rank
+ * giving its count or every rank -1 (TUCOLL_CHECK=global checks that, and that a count given is
+ * the one that arrives). On return *recv_nnz holds that
  * number, *src the sources in ascending rank order (messages from one source in the order it
  * listed them) and *recvvals their `recvcount` elements of `recvtype` each, in the same order.
  * *src and *recvvals are allocated by tucoll (NULL when nothing arrived): release them with
- * tucoll_free. A message to the sending rank itself is delivered like any other. */
+ * tucoll_free. A message to the sending rank itself is delivered like any other. A rank with no
+ * messages (send_nnz = 0) may pass any sendcount. Host memory only: sendvals on a GPU is refused
+ * (MPI_ERR_BUFFER), and so is a recvtype of negative lower bound or extent (MPI_ERR_TYPE). */
 TUCOLL_API int tucoll_alltoall_crs(int send_nnz, const int dest[], int sendcount, MPI_Datatype sendtype,
                                    const void *sendvals, int *recv_nnz, int **src, int recvcount,
                                    MPI_Datatype recvtype, void **recvvals, MPI_Comm comm);
@@ -202,8 +206,9 @@ TUCOLL_API int tucoll_alltoall_crs_with(const char *spec, int send_nnz, const in
 
 /* Variable-size messages (MPIX_Alltoallv_crs): message i is sendcounts[i] elements at element
  * sdispls[i] of sendvals, which holds send_size elements. *recv_nnz and *recv_size (elements) are
- * the receive totals when known, else -1; on return they hold them, and *src, *recvcounts,
- * *rdispls (elements, back to back) and *recvvals describe the messages, sorted by source. */
+ * the receive totals when known, else -1 (*recv_nnz a collective choice, as above); on return
+ * they hold them, and *src, *recvcounts, *rdispls (elements, back to back) and *recvvals
+ * describe the messages, sorted by source. */
 TUCOLL_API int tucoll_alltoallv_crs(int send_nnz, int send_size, const int dest[], const int sendcounts[],
                                     const int sdispls[], MPI_Datatype sendtype, const void *sendvals,
                                     int *recv_nnz, int *recv_size, int **src, int **recvcounts, int **rdispls,

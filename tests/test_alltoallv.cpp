@@ -152,6 +152,62 @@ TEST_P(AlltoallvPerAlgorithm, AbsoluteAddressesFromMpiBottom) {
     MPI_Type_free(&absolute);
 }
 
+// Both buffers MPI_BOTTOM, each datatype holding the absolute address of its own array: not the
+// same buffer, whatever the two pointers say.
+TEST_P(AlltoallvPerAlgorithm, BothBuffersFromMpiBottom) {
+    const int p = world_size(), me = world_rank();
+    constexpr int kBlock = 3;
+    std::vector<char> data(static_cast<size_t>(p) * kBlock), got(data.size()), expected(data.size());
+    for (size_t k = 0; k < data.size(); ++k) data[k] = static_cast<char>(me * 17 + k);
+    auto absolute = [](std::vector<char> &v) {
+        MPI_Aint address;
+        MPI_Get_address(v.data(), &address);
+        int length = kBlock;
+        MPI_Datatype t;
+        MPI_Type_create_hindexed(1, &length, &address, MPI_CHAR, &t);
+        MPI_Type_commit(&t);
+        return t;
+    };
+    MPI_Datatype from = absolute(data), to = absolute(got), to_expected = absolute(expected);
+    std::vector<int> ones(p, 1), idx(p);
+    std::iota(idx.begin(), idx.end(), 0);
+    EXPECT_EQ(MPI_Alltoallv(MPI_BOTTOM, ones.data(), idx.data(), from, MPI_BOTTOM, ones.data(), idx.data(),
+                            to_expected, MPI_COMM_WORLD),
+              MPI_SUCCESS);
+    const int rc = tucoll_alltoallv_with(GetParam().c_str(), MPI_BOTTOM, ones.data(), idx.data(), from, MPI_BOTTOM,
+                                         ones.data(), idx.data(), to, MPI_COMM_WORLD);
+    EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
+    EXPECT_TRUE(all_ranks(rc == MPI_SUCCESS && got == expected));
+    for (MPI_Datatype *t : {&from, &to, &to_expected}) MPI_Type_free(t);
+}
+
+// A send type that interleaves its own copies (a 2 x 2 transpose of ints: resized below its true
+// extent, then repeated) though its size, extent and true extent agree: packed in type-map order,
+// not copied as the bytes lie.
+TEST_P(AlltoallvPerAlgorithm, ATypeThatInterleavesItsCopies) {
+    const int p = world_size(), me = world_rank();
+    MPI_Datatype spaced, column, narrowed, both, transpose;
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &spaced);  // an int, then a gap of one
+    MPI_Type_contiguous(2, spaced, &column);                         // ints at 0 and 8
+    MPI_Type_create_resized(column, 0, sizeof(int), &narrowed);      // the next column 4 bytes on
+    MPI_Type_contiguous(2, narrowed, &both);                         // ints at 0, 8, 4, 12
+    MPI_Type_create_resized(both, 0, 4 * sizeof(int), &transpose);   // extent 16, as its true extent
+    MPI_Type_commit(&transpose);
+    std::vector<int> send(4 * p), expected(4 * p, -1), got(4 * p, -1);
+    for (int k = 0; k < 4 * p; ++k) send[k] = me * 100 + k;
+    std::vector<int> ones(p, 1), sdispls(p), fours(p, 4), rdispls(p);
+    for (int j = 0; j < p; ++j) sdispls[j] = j, rdispls[j] = 4 * j;  // extent 16: one transpose per block
+    EXPECT_EQ(MPI_Alltoallv(send.data(), ones.data(), sdispls.data(), transpose, expected.data(), fours.data(),
+                            rdispls.data(), MPI_INT, MPI_COMM_WORLD),
+              MPI_SUCCESS);
+    EXPECT_EQ(expected[1], 4 * me + 2) << "the vendor reads the type map's order (rank 0 sends 4 me, 4 me + 2, ...)";
+    const int rc = tucoll_alltoallv_with(GetParam().c_str(), send.data(), ones.data(), sdispls.data(), transpose,
+                                         got.data(), fours.data(), rdispls.data(), MPI_INT, MPI_COMM_WORLD);
+    EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
+    EXPECT_TRUE(all_ranks(rc == MPI_SUCCESS && got == expected));
+    for (MPI_Datatype *t : {&spaced, &column, &narrowed, &both, &transpose}) MPI_Type_free(t);
+}
+
 // A send type of negative extent (element i lies 4 i bytes before the buffer pointer) and a
 // receive type whose lower bound is moved to -8: both follow their type maps, packed or in place.
 TEST_P(AlltoallvPerAlgorithm, NegativeExtentAndMovedLowerBound) {

@@ -4,7 +4,7 @@
 // a node, staged across nodes), ipc at every size (nothing below a threshold goes to MPI), mixed
 // device/host buffers, MPI_IN_PLACE, managed memory, a rank whose buffer cannot be exported, a
 // refused backend; imported mappings bounded and closed with their communicator; the copy
-// kernel's body on every alignment. tests/test_ipc_gpu.cpp runs the same on a real GPU.
+// kernel's body on every alignment; the sparse exchanges refusing device values. tests/test_ipc_gpu.cpp runs the same on a real GPU.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -14,6 +14,7 @@
 #include "fake_device.h"
 #include "ipc/backend.h"
 #include "ipc/copy_range.h"
+#include "sparse/sparse.h"
 #include "test_util.h"
 #include "tucoll.h"
 
@@ -260,6 +261,32 @@ TEST_F(FakeDevice, ARankThatReceivesNothingPassesNoReceiveBuffer) {
     fake::release(send);
     EXPECT_TRUE(all_ranks(ok, comm)) << tucoll_error_string(code) << " " << path_of(comm);
     EXPECT_EQ(path_of(comm).find("staged"), std::string::npos) << path_of(comm);
+}
+
+// The sparse exchanges run on host memory: device values are refused on the rank that passes them
+// (every rank here), before anything reads them.
+TEST_F(FakeDevice, SparseExchangesRefuseDeviceValues) {
+    const int me = world_rank(), self[1] = {me};
+    void *values = fake::allocate(64);
+    for (bool variable : {false, true}) {
+        const auto &registry = variable ? sparse::alltoallv_crs_registry() : sparse::alltoall_crs_registry();
+        for (size_t i = 0; i < registry.size(); ++i) {
+            const std::string spec = registry.info(i).name;
+            int nnz = -1, size = -1, *src = nullptr, *counts = nullptr, *displs = nullptr;
+            const int four[1] = {4}, at[1] = {0};
+            void *vals = nullptr;
+            const int rc = variable ? tucoll_alltoallv_crs_with(spec.c_str(), 1, 4, self, four, at, MPI_INT, values,
+                                                                &nnz, &size, &src, &counts, &displs, MPI_INT, &vals,
+                                                                MPI_COMM_WORLD)
+                                    : tucoll_alltoall_crs_with(spec.c_str(), 1, self, 4, MPI_INT, values, &nnz, &src,
+                                                               4, MPI_INT, &vals, MPI_COMM_WORLD);
+            EXPECT_EQ(rc, MPI_ERR_BUFFER) << spec << ": " << tucoll_error_string(rc);
+            EXPECT_NE(std::string(tucoll_error_string(rc)).find("sendvals is GPU memory"), std::string::npos)
+                << tucoll_error_string(rc);
+            EXPECT_EQ(vals, nullptr);
+        }
+    }
+    fake::release(values);
 }
 
 // A backend refused on a communicator: with an MPI that does not take device buffers, every call

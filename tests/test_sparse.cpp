@@ -202,6 +202,26 @@ TEST(SparseCorners, AllZeroPayloadsAreStillMessages) {
     }
 }
 
+// A rank with no messages may pass any sendcount (here 0, with no buffers): the others' messages
+// still arrive, and it receives its own as any rank does.
+TEST(SparseCorners, ARankWithoutMessagesMayPassAnySendcount) {
+    const int p = world_size(), me = world_rank();
+    const bool sends = me % 2 == 0;
+    const int dest[1] = {(me + 1) % p}, value[1] = {10 * me + 7};
+    for (const std::string &spec : names(sparse::alltoall_crs_registry())) {
+        Outputs o;
+        const int rc = tucoll_alltoall_crs_with(spec.c_str(), sends ? 1 : 0, sends ? dest : nullptr, sends ? 1 : 0,
+                                                MPI_INT, sends ? value : nullptr, &o.nnz, &o.src, 1, MPI_INT, &o.vals,
+                                                MPI_COMM_WORLD);
+        const int from = (me - 1 + p) % p;
+        const bool expected = from % 2 == 0;  // the rank before this one sends to it
+        bool ok = rc == MPI_SUCCESS && o.nnz == (expected ? 1 : 0);
+        if (ok && expected) ok = o.src[0] == from && static_cast<int *>(o.vals)[0] == 10 * from + 7;
+        EXPECT_TRUE(ok) << spec << ": " << tucoll_error_string(rc) << ", " << o.nnz << " messages";
+        EXPECT_TRUE(all_ranks(ok)) << spec;
+    }
+}
+
 TEST(SparseKnownCounts, SkipDiscovery) {
     const int p = world_size(), me = world_rank();
     TypePair t;
@@ -218,6 +238,48 @@ TEST(SparseKnownCounts, SkipDiscovery) {
             }
         }
     }
+}
+
+// Knowing the receive count is a collective choice, and a count given must be right: under
+// TUCOLL_CHECK=global a rank alone in knowing it, or a wrong count (or size), is an error on every
+// rank before any message, never a hang or a lost message.
+TEST(SparseKnownCounts, MixedOrWrongIsAnErrorEverywhereUnderGlobalChecks) {
+    const int p = world_size(), me = world_rank();
+    if (p < 2) GTEST_SKIP() << "needs two ranks";
+    const int dest[1] = {(me + 1) % p}, value[2] = {me, me}, two[1] = {2}, at[1] = {0};
+    MPI_Comm comm;  // a communicator's context reads TUCOLL_CHECK when it is made: a new one
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    ScopedEnv env("TUCOLL_CHECK", "global", comm);
+    auto expect_everywhere = [&](int rc, int cls, const char *fragment, const std::string &what) {
+        const std::string msg = tucoll_error_string(rc);
+        EXPECT_EQ(rc, cls) << what << ": " << msg;
+        if (me == 0) {
+            EXPECT_NE(msg.find(fragment), std::string::npos) << what << ": " << msg;
+        }
+        EXPECT_TRUE(all_ranks(rc == cls, comm)) << what;
+    };
+    for (const std::string &spec : names(sparse::alltoall_crs_registry())) {
+        for (int wrong : {0, 1}) {  // rank 0 alone knows its count; every rank knows, rank 0's is 2
+            Outputs o;
+            o.nnz = wrong ? (me == 0 ? 2 : 1) : (me == 0 ? 1 : -1);
+            const int rc = tucoll_alltoall_crs_with(spec.c_str(), 1, dest, 1, MPI_INT, value, &o.nnz, &o.src, 1,
+                                                    MPI_INT, &o.vals, comm);
+            if (wrong) {
+                expect_everywhere(rc, MPI_ERR_OTHER, "recv_nnz = 2 was given but 1 messages", spec + " wrong");
+            } else {
+                expect_everywhere(rc, MPI_ERR_ARG, "given on some ranks and -1 on others", spec + " mixed");
+            }
+            EXPECT_EQ(o.src, nullptr);
+        }
+    }
+    for (const std::string &spec : names(sparse::alltoallv_crs_registry())) {
+        Outputs o;
+        o.size = me == 0 ? 1 : 2;  // each rank receives 2 elements; rank 0 says 1
+        const int rc = tucoll_alltoallv_crs_with(spec.c_str(), 1, 2, dest, two, at, MPI_INT, value, &o.nnz, &o.size,
+                                                 &o.src, &o.counts, &o.displs, MPI_INT, &o.vals, comm);
+        expect_everywhere(rc, MPI_ERR_OTHER, "recv_size = 1 was given but 2 elements", spec + " recv_size");
+    }
+    MPI_Comm_free(&comm);
 }
 
 // Regions cut the messages that leave a node: one per other node at most.
@@ -306,6 +368,14 @@ TEST(SparseBadInput, ErrorsAreReported) {
                                         MPI_COMM_WORLD),
                MPI_ERR_ARG, "one message per destination");
     }
+    // The receive side is allocated by tucoll in element order: a negative extent has no layout there.
+    MPI_Datatype backwards;
+    MPI_Type_create_resized(MPI_INT, 0, -static_cast<MPI_Aint>(sizeof(int)), &backwards);
+    MPI_Type_commit(&backwards);
+    const int two_values[2] = {1, 2}, self[1] = {world_rank()};
+    expect(tucoll_alltoall_crs(1, self, 2, MPI_INT, two_values, &nnz, &src, 2, backwards, &vals, MPI_COMM_WORLD),
+           MPI_ERR_TYPE, "negative extent");
+    MPI_Type_free(&backwards);
     EXPECT_EQ(src, nullptr);
     EXPECT_EQ(vals, nullptr);
 }

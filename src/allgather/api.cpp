@@ -132,7 +132,8 @@ struct Allgather {
             return failf(MPI_ERR_TRUNCATE, "%s: rank %d sends %lld bytes but its block in recvbuf holds %lld", fn, me,
                          static_cast<long long>(own_send), static_cast<long long>(own_recv));
         }
-        if (a.sendbuf == a.recvbuf && own_send > 0) {
+        // Both MPI_BOTTOM: datatypes of absolute addresses, which may name separate memory.
+        if (a.sendbuf == a.recvbuf && a.sendbuf != MPI_BOTTOM && own_send > 0) {
             return failf(MPI_ERR_BUFFER, "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
         }
         return MPI_SUCCESS;

@@ -200,7 +200,8 @@ struct Alltoallv {
             return failf(MPI_ERR_TRUNCATE, "%s: rank %d sends %lld bytes to itself but expects %lld", fn, me,
                          static_cast<long long>(self_send), static_cast<long long>(self_recv));
         }
-        if (a.sendbuf == a.recvbuf && send_total > 0 && recv_total > 0) {
+        // Both MPI_BOTTOM: datatypes of absolute addresses, which may name separate memory.
+        if (a.sendbuf == a.recvbuf && a.sendbuf != MPI_BOTTOM && send_total > 0 && recv_total > 0) {
             return failf(MPI_ERR_BUFFER, "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
         }
         return MPI_SUCCESS;

@@ -50,9 +50,11 @@ int64_t elements_per_piece(const TypeInfo &info) {
 }
 
 // How `type`'s data lie. kInOrder when it is a duplicate, contiguous repetition or resizing of a
-// type that is named or so built: its data then lie in type-map order in memory order (gaps, if
-// any, are caught by the caller's size/extent test). Every other constructor may permute or
-// interleave (an indexed type with displacements {1, 0}) and is kOther.
+// type that is named or so built, each repeated type's extent at least its true extent: its data
+// then lie in type-map order in memory order (gaps, if any, are caught by the caller's
+// size/extent test). A repetition of a type resized below its true extent interleaves its copies
+// (a transpose: resized to 4 bytes, two copies of ints at 0 and 8 lie at 0, 8, 4, 12); every other
+// constructor may permute or interleave (an indexed type with displacements {1, 0}). Both kOther.
 enum class Order { kNamed, kInOrder, kOther };
 
 Order order_of(MPI_Datatype type, int depth) {
@@ -67,8 +69,16 @@ Order order_of(MPI_Datatype type, int depth) {
     MPI_Aint addresses[2];
     MPI_Datatype inner = MPI_DATATYPE_NULL;
     if (MPI_Type_get_contents(type, ni, na, nd, ints, addresses, &inner) != MPI_SUCCESS) return Order::kOther;
-    const Order inner_order = order_of(inner, depth + 1);
-    if (inner_order != Order::kNamed) MPI_Type_free(&inner);  // get_contents hands out new handles of derived types
+    Order inner_order = order_of(inner, depth + 1);
+    const bool named = inner_order == Order::kNamed;
+    if (inner_order != Order::kOther && combiner == MPI_COMBINER_CONTIGUOUS && ints[0] > 1) {
+        MPI_Count lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+        if (MPI_Type_get_extent_x(inner, &lb, &extent) != MPI_SUCCESS ||
+            MPI_Type_get_true_extent_x(inner, &true_lb, &true_extent) != MPI_SUCCESS || extent < true_extent) {
+            inner_order = Order::kOther;
+        }
+    }
+    if (!named) MPI_Type_free(&inner);  // get_contents hands out new handles of derived types
     return inner_order == Order::kOther ? Order::kOther : Order::kInOrder;
 }
 

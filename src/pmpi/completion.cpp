@@ -178,6 +178,16 @@ TUCOLL_EXPORT int MPI_Request_get_status_some(int incount, const MPI_Request req
 }
 #endif
 
+// The MPI would call the generalized request's cancel callback and report success.
+TUCOLL_EXPORT int MPI_Cancel(MPI_Request *request) {
+    if (request != nullptr && is_started(*request)) {
+        std::fprintf(stderr, "[tucoll] MPI_Cancel: a nonblocking collective's request cannot be cancelled (MPI "
+                             "forbids it): complete it with a wait or test\n");
+        return MPI_ERR_REQUEST;
+    }
+    return PMPI_Cancel(request);
+}
+
 TUCOLL_EXPORT int MPI_Request_free(MPI_Request *request) {
     if (request != nullptr && is_started(*request)) {
         std::fprintf(stderr, "[tucoll] MPI_Request_free: a nonblocking collective's request cannot be freed (MPI "

@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "core/p2p.h"
 #include "core/validate.h"
+#include "ipc/backend.h"
 #include "sparse/sparse.h"
 #include "tucoll.h"
 
@@ -43,6 +44,7 @@ struct SendPacking {
     std::vector<int64_t> offsets;
     std::vector<int64_t> counts, displs;  // the messages' elements
     std::vector<int64_t> expected;    // TUCOLL_CHECK=global
+    std::vector<int64_t> to_each;     // TUCOLL_CHECK=global: (messages, bytes) per destination
 };
 
 int check(Context &ctx, const Args &a, TypeInfo *st, TypeInfo *rt) {
@@ -64,7 +66,9 @@ int check(Context &ctx, const Args &a, TypeInfo *st, TypeInfo *rt) {
     if (a.variable && *a.recv_size < -1) return failf(MPI_ERR_COUNT, "%s: recv_size = %d (use -1 for unknown)", fn, *a.recv_size);
     TUCOLL_TRY(prefix_error(TypeInfo::query(a.sendtype, st), {fn, ": sendtype: "}));
     TUCOLL_TRY(prefix_error(TypeInfo::query(a.recvtype, rt), {fn, ": recvtype: "}));
+    // tucoll allocates the receive side, element k at k * extent + true_lb from its start.
     if (rt->true_lb < 0) return failf(MPI_ERR_TYPE, "%s: recvtype with a negative lower bound is not supported", fn);
+    if (rt->extent < 0) return failf(MPI_ERR_TYPE, "%s: recvtype with a negative extent is not supported", fn);
     int64_t elements = 0;
     if (a.variable) {
         if (a.send_nnz > 0 && (a.sendcounts == nullptr || a.sdispls == nullptr)) {
@@ -81,11 +85,17 @@ int check(Context &ctx, const Args &a, TypeInfo *st, TypeInfo *rt) {
     } else {
         if (a.sendcount < 0) return failf(MPI_ERR_COUNT, "%s: sendcount = %d is negative", fn, a.sendcount);
         if (a.recvcount < 0) return failf(MPI_ERR_COUNT, "%s: recvcount = %d is negative", fn, a.recvcount);
-        if (a.sendcount * st->size != a.recvcount * rt->size) {
+        // A rank without messages may pass any sendcount (check_consistency below).
+        if (a.send_nnz > 0 && a.sendcount * st->size != a.recvcount * rt->size) {
             return failf(MPI_ERR_TRUNCATE, "%s: messages of %lld bytes are received as %lld", fn,
                          static_cast<long long>(a.sendcount * st->size), static_cast<long long>(a.recvcount * rt->size));
         }
         elements = static_cast<int64_t>(a.sendcount) * a.send_nnz;
+    }
+    // The exchanges read, pack and send the values on the host; the receive side is host memory
+    // that tucoll allocates.
+    if (elements > 0 && ipc::is_device_buffer(a.sendvals)) {
+        return failf(MPI_ERR_BUFFER, "%s: sendvals is GPU memory; the sparse exchanges take host memory", fn);
     }
     return check_buffer(fn, "sendvals", a.sendvals, elements * st->size, *st);
 }
@@ -236,15 +246,51 @@ struct SparseExchange {
     static int check(Context &ctx, const Args &a, Prepared *prep) {
         return sparse::check(ctx, a, &prep->send_type, &prep->recv_type);
     }
-    // Constant-size exchanges: every rank that sends uses the size every rank expects.
+    // Collective, under TUCOLL_CHECK=global: every rank makes the same calls, whatever it finds, and
+    // reports what it found after them. Knowing the receive count is a choice every rank makes
+    // alike (the ranks that know it skip the discovery that the others wait in), and a count or
+    // size given must be the one that arrives; for constant-size exchanges, every rank that sends
+    // uses the size every rank expects.
     static int check_consistency(Context &ctx, const Args &a, const Prepared &prep) {
-        if (a.variable) return MPI_SUCCESS;
-        const int64_t expected = static_cast<int64_t>(a.recvcount) * prep.recv_type.size;
-        const int64_t sent = static_cast<int64_t>(a.sendcount) * prep.send_type.size;
-        std::vector<int64_t> &expect = ctx.workspace<SendPacking>().expected;
-        expect.assign(ctx.size(), expected);
-        // A rank without messages may pass any sendcount: it announces the expected size.
-        return check_gathered_bytes(ctx, a.send_nnz > 0 ? sent : expected, expect.data());
+        const int p = ctx.size();
+        const int knows = *a.recv_nnz >= 0 ? 1 : 0, knows_size = a.variable && *a.recv_size >= 0 ? 1 : 0;
+        // MAX of each: whether any rank knows its count, whether any does not, whether any knows its size.
+        int mine[3] = {knows, -knows, knows_size}, any[3] = {0, 0, 0};
+        ctx.quiesce();
+        TUCOLL_MPI(PMPI_Allreduce(mine, any, 3, MPI_INT, MPI_MAX, ctx.comm()));
+        if (any[0] != -any[1]) {
+            return failf(MPI_ERR_ARG, "recv_nnz is given on some ranks and -1 on others: give it on every rank or on "
+                         "none (TUCOLL_CHECK=global)");
+        }
+        SendPacking &pack = ctx.workspace<SendPacking>();
+        int64_t arriving[2] = {0, 0};  // messages and bytes sent to this rank
+        if (any[0] || any[2]) {
+            std::vector<int64_t> &to_each = pack.to_each;
+            to_each.assign(2 * static_cast<size_t>(p), 0);
+            for (int i = 0; i < a.send_nnz; ++i) {
+                const int64_t elements = a.variable ? a.sendcounts[i] : a.sendcount;
+                to_each[2 * a.dest[i]] += 1;
+                to_each[2 * a.dest[i] + 1] += elements * prep.send_type.size;
+            }
+            TUCOLL_MPI(PMPI_Reduce_scatter_block(to_each.data(), arriving, 2, MPI_INT64_T, MPI_SUM, ctx.comm()));
+        }
+        if (!a.variable) {
+            const int64_t expected = static_cast<int64_t>(a.recvcount) * prep.recv_type.size;
+            const int64_t sent = static_cast<int64_t>(a.sendcount) * prep.send_type.size;
+            pack.expected.assign(p, expected);
+            // A rank without messages may pass any sendcount: it announces the expected size.
+            TUCOLL_TRY(check_gathered_bytes(ctx, a.send_nnz > 0 ? sent : expected, pack.expected.data()));
+        }
+        if (knows && arriving[0] != *a.recv_nnz) {
+            return failf(MPI_ERR_OTHER, "recv_nnz = %d was given but %lld messages are sent to rank %d "
+                         "(TUCOLL_CHECK=global)", *a.recv_nnz, static_cast<long long>(arriving[0]), ctx.rank());
+        }
+        const int64_t size = prep.recv_type.size;
+        if (knows_size && size > 0 && arriving[1] != *a.recv_size * size) {
+            return failf(MPI_ERR_OTHER, "recv_size = %d was given but %lld elements are sent to rank %d "
+                         "(TUCOLL_CHECK=global)", *a.recv_size, static_cast<long long>(arriving[1] / size), ctx.rank());
+        }
+        return MPI_SUCCESS;
     }
     static int run(Context &ctx, const Selection &sel, const Args &a, Prepared &prep, CallStats &stats) {
         const Algorithm &alg = a.variable ? alltoallv_crs_registry()[sel.index] : alltoall_crs_registry()[sel.index];

@@ -34,6 +34,9 @@ run clamped "$program" LD_PRELOAD="$lib" TUCOLL_VERBOSE=1 TUCOLL_ALLTOALLV=tuna:
 run progress "$program" LD_PRELOAD="$lib" TUCOLL_VERBOSE=1 TUCOLL_PROGRESS=thread TUCOLL_ALLTOALLV=tuna:radix=2
 # Several rounds and no thread: the program's waits on its own requests advance the collectives.
 run rounds "$program" LD_PRELOAD="$lib" TUCOLL_ALLTOALLV=tuna:radix=2
+run refusals "$program" LD_PRELOAD="$lib" TUCOLL_CHECK_REFUSALS=1
+grep -q "^MPI_Cancel and MPI_Request_free refused on MPI_Ialltoall: ok" "$tmp/refusals.out" ||
+    { echo "FAIL: refusals: freeing or cancelling a nonblocking collective's request"; cat "$tmp/refusals.out" "$tmp/refusals.err"; exit 1; }
 
 grep -q ": ok" "$tmp/plain.out" || { echo "FAIL: the program printed no checks"; exit 1; }
 for name in preload disabled linked clamped recorded progress rounds; do

@@ -324,10 +324,38 @@ static void persistent_alltoallv(MPI_Comm comm, const char *name) { (void)comm, 
 static void persistent_others(MPI_Comm comm, const char *name) { (void)comm, (void)name; }
 #endif
 
+/* Under the interposer only (check_preload.sh's `refusals` run: MPI forbids both, so the plain
+ * MPI cannot be the reference): freeing or cancelling an MPI_Ialltoall's request is refused, and
+ * the request still completes by a wait. */
+static void refusals(MPI_Comm comm) {
+    int p, me;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &me);
+    int *blocks = malloc(p * sizeof(int)), *got = malloc(p * sizeof(int));
+    for (int j = 0; j < p; ++j) blocks[j] = 10 * me + j;
+    MPI_Request request;
+    MPI_Ialltoall(blocks, 1, MPI_INT, got, 1, MPI_INT, comm, &request);
+    const int cancelled = MPI_Cancel(&request), freed = MPI_Request_free(&request);
+    int ok = cancelled == MPI_ERR_REQUEST && freed == MPI_ERR_REQUEST && request != MPI_REQUEST_NULL;
+    MPI_Status status;
+    MPI_Wait(&request, &status);
+    int was_cancelled = 1;
+    MPI_Test_cancelled(&status, &was_cancelled);
+    ok &= request == MPI_REQUEST_NULL && !was_cancelled;
+    for (int j = 0; j < p; ++j) ok &= got[j] == 10 * j + me;
+    check("MPI_Cancel and MPI_Request_free refused on MPI_Ialltoall", ok, comm);
+    free(blocks), free(got);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int me;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (getenv("TUCOLL_CHECK_REFUSALS") != NULL) {
+        refusals(MPI_COMM_WORLD);
+        MPI_Finalize();
+        return failures == 0 ? 0 : 1;
+    }
     for (int round = 0; round < 2; ++round) { /* twice: the log says each choice once */
         alltoallv(MPI_COMM_WORLD, "MPI_COMM_WORLD");
         alltoall(MPI_COMM_WORLD, "MPI_COMM_WORLD");
