@@ -2,8 +2,10 @@
 // over distributions, datatypes and buffer layouts, at whatever P this program runs with.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <string>
 
 #include "alltoallv/alltoallv.h"
 #include "core/p2p.h"
@@ -179,6 +181,36 @@ TEST_P(AlltoallvPerAlgorithm, BothBuffersFromMpiBottom) {
     EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
     EXPECT_TRUE(all_ranks(rc == MPI_SUCCESS && got == expected));
     for (MPI_Datatype *t : {&from, &to, &to_expected}) MPI_Type_free(t);
+}
+
+// One element of more than 2^31 - 1 bytes of a type MPI_Pack would need in one call (a struct,
+// here re-reading 128 bytes): a clear MPI_ERR_COUNT, not a wrapped byte count. (A contiguous
+// repetition of such size, MPI_Alltoall's block type beyond int displacements, is packed as its
+// inner elements.) On MPI_COMM_SELF; the receive buffer is never touched, only reserved.
+TEST(AlltoallvLarge, AnElementBeyondWhatMpiPackTakesIsACountError) {
+    MPI_Datatype quarter, half, sendtype, piece, recvtype;
+    MPI_Type_create_hvector(1 << 30, 1, 0, MPI_CHAR, &quarter);  // 2^30 chars, all at byte 0
+    MPI_Type_create_hvector(2, 1, 0, quarter, &half);            // 2^31
+    int lengths[2] = {1, 100};
+    MPI_Aint at[2] = {0, 0};
+    MPI_Datatype parts[2] = {half, MPI_CHAR};
+    MPI_Type_create_struct(2, lengths, at, parts, &sendtype);    // 2^31 + 100 bytes of data
+    MPI_Type_commit(&sendtype);
+    MPI_Type_contiguous((1 << 30) + 50, MPI_CHAR, &piece);
+    MPI_Type_contiguous(2, piece, &recvtype);                    // the same signature
+    MPI_Type_commit(&recvtype);
+    std::vector<char> send(128, 'x');
+    const size_t bytes = (size_t{1} << 31) + 100;
+    void *recv = std::malloc(bytes);  // reserved, not touched: nothing is received
+    ASSERT_NE(recv, nullptr);
+    int one = 1, zero = 0;
+    const int rc = tucoll_alltoallv_with("pairwise", send.data(), &one, &zero, sendtype, recv, &one, &zero, recvtype,
+                                         MPI_COMM_SELF);
+    EXPECT_EQ(rc, MPI_ERR_COUNT) << tucoll_error_string(rc);
+    EXPECT_NE(std::string(tucoll_error_string(rc)).find("more than MPI_Pack takes at once"), std::string::npos)
+        << tucoll_error_string(rc);
+    std::free(recv);
+    for (MPI_Datatype *t : {&quarter, &half, &sendtype, &piece, &recvtype}) MPI_Type_free(t);
 }
 
 // A send type that interleaves its own copies (a 2 x 2 transpose of ints: resized below its true

@@ -1,8 +1,10 @@
 // MPI_THREAD_MULTIPLE: two threads of every rank run collectives on two communicators at once —
 // the contexts are created concurrently on first use, and alltoallv, allgather and the sparse
-// exchanges (probing for their messages) run side by side without taking each other's messages.
+// exchanges (probing for their messages) run side by side without taking each other's messages;
+// a thread polls a nonblocking exchange while another's blocking calls advance it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -84,6 +86,54 @@ TEST(Threads, TwoCommunicatorsAtOnce) {
     second.join();
     EXPECT_TRUE(ok_a);
     EXPECT_TRUE(ok_b);
+    EXPECT_TRUE(all_ranks(ok_a && ok_b));
+    MPI_Comm_free(&a);
+    MPI_Comm_free(&b);
+}
+
+// One thread polls a nonblocking exchange on one communicator while another runs blocking ones on
+// another, no progress thread: the blocking calls advance the engine's outstanding operations,
+// the other thread's among them, which therefore locks under MPI_THREAD_MULTIPLE (it did not:
+// two threads resumed one schedule at once, a crash, a hang or wrong data).
+TEST(Threads, PollingANonblockingCallBesideBlockingOnesElsewhere) {
+    int provided = 0;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE) GTEST_SKIP() << "the MPI library does not provide MPI_THREAD_MULTIPLE";
+    const int p = world_size(), me = world_rank(), n = 4;
+    auto loop = [&](MPI_Comm comm, bool nonblocking, int repeats) {
+        std::vector<int> counts(p, n), displs(p), send(p * n), recv(p * n);
+        for (int j = 0; j < p; ++j) displs[j] = j * n;
+        for (int it = 0; it < repeats; ++it) {
+            for (int k = 0; k < p * n; ++k) send[k] = (me * 1000 + k / n) * 7 + it;
+            std::fill(recv.begin(), recv.end(), -1);
+            int rc = MPI_SUCCESS;
+            if (nonblocking) {
+                tucoll_request_t request;
+                rc = tucoll_ialltoallv_with("bruck2", send.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
+                                            counts.data(), displs.data(), MPI_INT, comm, &request);
+                for (int done = 0; rc == MPI_SUCCESS && !done;) rc = tucoll_test(&request, &done);
+            } else {
+                rc = tucoll_alltoallv_with("pairwise", send.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
+                                           counts.data(), displs.data(), MPI_INT, comm);
+            }
+            if (rc != MPI_SUCCESS) return false;
+            for (int k = 0; k < p * n; ++k) {
+                if (recv[k] != (k / n * 1000 + me) * 7 + it) return false;
+            }
+        }
+        return true;
+    };
+    MPI_Comm a, b;
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    MPI_Comm_dup(MPI_COMM_WORLD, &b);
+    bool ok_a = loop(a, true, 1) && loop(b, false, 1);  // each communicator's first (collective) use
+    bool ok_b = false;
+    std::thread first([&] { ok_a = loop(a, true, 3000) && ok_a; });
+    std::thread second([&] { ok_b = loop(b, false, 3000); });
+    first.join();
+    second.join();
+    EXPECT_TRUE(ok_a) << "nonblocking on one communicator";
+    EXPECT_TRUE(ok_b) << "blocking on the other";
     EXPECT_TRUE(all_ranks(ok_a && ok_b));
     MPI_Comm_free(&a);
     MPI_Comm_free(&b);

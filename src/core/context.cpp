@@ -166,6 +166,7 @@ int Context::init(MPI_Comm user) {
     TUCOLL_MPI(MPI_Comm_rank(comm_, &rank_));
     TUCOLL_MPI(MPI_Comm_size(comm_, &size_));
     log_choices_ = rank_ == 0 && verbose();
+    engine::note_thread_level();
     read_settings();
     return init_topology();
 }

@@ -110,9 +110,54 @@ struct FromAnchor {
     }
 };
 
+// An element of more than INT_MAX bytes is more than one MPI_Pack or MPI_Unpack call takes. A
+// contiguous repetition (MPI_Alltoall's block type beyond int displacements: alltoall/api.cpp) is
+// handled as its inner type's elements, k per element; any other such type is refused.
+struct InnerElements {
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    bool derived = false;
+    TypeInfo info;
+    std::vector<int64_t> counts, displs;
+    InnerElements() = default;
+    InnerElements(const InnerElements &) = delete;
+    InnerElements &operator=(const InnerElements &) = delete;
+    ~InnerElements() {
+        if (derived) MPI_Type_free(&type);
+    }
+};
+
+template <class I>
+int inner_elements(MPI_Datatype type, const TypeInfo &info, int n, const I counts[], const I displs[],
+                   InnerElements *inner) {
+    int ni = 0, na = 0, nd = 0, combiner = MPI_UNDEFINED;
+    TUCOLL_MPI(MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner));
+    if (combiner != MPI_COMBINER_CONTIGUOUS || ni != 1 || na != 0 || nd != 1) {
+        return failf(MPI_ERR_COUNT, "an element of %lld bytes of a non-contiguous datatype is more than MPI_Pack "
+                     "takes at once (2^31 - 1 bytes)", static_cast<long long>(info.size));
+    }
+    int k = 0;
+    TUCOLL_MPI(MPI_Type_get_contents(type, 1, 0, 1, &k, nullptr, &inner->type));
+    int ni2 = 0, na2 = 0, nd2 = 0, inner_combiner = MPI_UNDEFINED;
+    TUCOLL_MPI(MPI_Type_get_envelope(inner->type, &ni2, &na2, &nd2, &inner_combiner));
+    inner->derived = inner_combiner != MPI_COMBINER_NAMED;
+    TUCOLL_TRY(TypeInfo::query(inner->type, &inner->info));
+    inner->counts.resize(n);
+    inner->displs.resize(n);
+    for (int i = 0; i < n; ++i) {  // element e of `type` is inner elements e k .. e k + k - 1
+        inner->counts[i] = static_cast<int64_t>(counts[i]) * k;
+        inner->displs[i] = static_cast<int64_t>(displs[i]) * k;
+    }
+    return MPI_SUCCESS;
+}
+
 template <class I>
 int pack(const void *buf, MPI_Datatype type, const TypeInfo &info, int n, const I counts[], const I displs[],
          char *out, const int64_t offsets[], MPI_Comm comm) {
+    if (info.size > INT_MAX) {
+        InnerElements inner;
+        TUCOLL_TRY(inner_elements(type, info, n, counts, displs, &inner));
+        return pack(buf, inner.type, inner.info, n, inner.counts.data(), inner.displs.data(), out, offsets, comm);
+    }
     const int64_t piece = elements_per_piece(info);
     for (int i = 0; i < n; ++i) {
         const char *src = static_cast<const char *>(buf) + static_cast<int64_t>(displs[i]) * info.extent;
@@ -141,6 +186,11 @@ int pack(const void *buf, MPI_Datatype type, const TypeInfo &info, int n, const 
 template <class I>
 int unpack(const char *in, const int64_t offsets[], void *buf, MPI_Datatype type, const TypeInfo &info, int n,
            const I counts[], const I displs[], MPI_Comm comm) {
+    if (info.size > INT_MAX) {
+        InnerElements inner;
+        TUCOLL_TRY(inner_elements(type, info, n, counts, displs, &inner));
+        return unpack(in, offsets, buf, inner.type, inner.info, n, inner.counts.data(), inner.displs.data(), comm);
+    }
     const int64_t piece = elements_per_piece(info);
     for (int i = 0; i < n; ++i) {
         char *dst = static_cast<char *>(buf) + static_cast<int64_t>(displs[i]) * info.extent;

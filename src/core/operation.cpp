@@ -31,10 +31,14 @@ struct Engine {
     int depth = 0;
     int on_stack = 0;  // outstanding operations whose schedule is running now
 
-    // The progress thread, once started; `threaded` never goes back to false.
+    // The progress thread, once started; `threaded` never goes back to false. `shared`: the
+    // engine may be entered from several threads at once (the progress thread runs, or the program
+    // runs MPI_THREAD_MULTIPLE, where one thread's blocking call advances the operations another
+    // thread is testing): EngineLock then takes the mutex. Neither goes back to false.
     std::recursive_mutex mutex;
     std::condition_variable_any wake;  // an operation was added
     std::atomic<bool> threaded{false};
+    std::atomic<bool> shared{false};
     std::thread thread;
     bool stop = false;
 
@@ -63,7 +67,7 @@ struct Engine {
     }
 };
 
-EngineLock::EngineLock() : held_(Engine::get().threaded.load(std::memory_order_acquire)) {
+EngineLock::EngineLock() : held_(Engine::get().shared.load(std::memory_order_acquire)) {
     if (held_) Engine::get().mutex.lock();
 }
 
@@ -264,6 +268,7 @@ int start_progress_thread_if_asked() {
             return;
         }
         Engine &e = Engine::get();
+        e.shared.store(true, std::memory_order_release);
         e.threaded.store(true, std::memory_order_release);
         e.thread = std::thread(progress_thread_main);
         if (verbose()) log_line("progress thread started (TUCOLL_PROGRESS=thread)");
@@ -272,6 +277,13 @@ int start_progress_thread_if_asked() {
 }
 
 void stop_progress_thread() { Engine::get().stop_thread(); }
+
+void note_thread_level() {
+    if (Engine::get().shared.load(std::memory_order_relaxed) || !platform::threads_allowed()) return;
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    if (level == MPI_THREAD_MULTIPLE) Engine::get().shared.store(true, std::memory_order_release);
+}
 
 }  // namespace engine
 }  // namespace tucoll

@@ -164,6 +164,9 @@ inline void complete_all(Context &ctx) {
 int start_progress_thread_if_asked();
 // Stops it (MPI_Finalize, before the contexts go).
 void stop_progress_thread();
+// Under MPI_THREAD_MULTIPLE the engine locks from now on, progress thread or not (a context's
+// first use calls it, before any of its operations exist).
+void note_thread_level();
 }  // namespace engine
 
 }  // namespace tucoll
