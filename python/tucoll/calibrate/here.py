@@ -24,12 +24,14 @@ HERE_SPECS = ("vendor", "tuna:radix=2", "tuna:radix=4")
 
 
 # smpi/send-is-detached-thresh, which the here platform sets: a smaller send is eager (detached), and
-# SimGrid charges it smpi/os and smpi/or; a send of this size or more is a rendezvous, charged neither.
+# SimGrid charges it smpi/os (smpi/ois for MPI_Isend) and smpi/or; a send of this size or more is a
+# rendezvous, charged neither.
 DETACHED_BELOW = 65536
 
 
 def charged_overheads(size: int, overhead: float) -> float:
-    """What SimGrid charges a message of `size` bytes besides its latency and bytes."""
+    """What SimGrid charges a blocking message (the ping-pong's) of `size` bytes besides its latency
+    and bytes: smpi/os and smpi/or, each `overhead`."""
     return 2 * overhead if size < DETACHED_BELOW else 0.0
 
 
@@ -40,8 +42,10 @@ PARAMETERS = (
      "ping-pong of 0 B: one way, less the send and receive overheads (at least 1 ns: the pieces' factors are of it)"),
     ("bandwidth", "bandwidth (loopback_bw)", "GB/s", 1e-9,
      "the most of the pieces' bandwidths (below): each piece's smpi/bw-factor is its own over this"),
-    ("overhead", "smpi/os, ois, or", "ns", 1e9,
+    ("overhead", "smpi/ois", "ns", 1e9,
      "16 to 256 messages outstanding: time per added message (an alltoallv at P <= 128 holds fewer)"),
+    ("blocking_overhead", "smpi/os, or", "ns", 1e9,
+     "smpi/ois, or less where two of it exceed the shortest ping-pong one way: half of that, less 1 ns of latency"),
     ("match_cost", "smpi/match-cost", "ns", 1e9,
      "1024 receives matched last-first against first-first: extra time per entry walked"),
     ("copy_bandwidth", "copy bandwidth (TUCOLL_SIM_COPY_BW, smpi/host-copy-bw)", "GB/s", 1e-9,
@@ -76,7 +80,7 @@ class HereFit:
     latency: float         # one-way time of an empty message, less the two overheads
     bandwidth: float       # bytes/s between two ranks: the most of the pieces'
     pieces: tuple[Piece, ...]  # the ping-pong's one-way time by size, piece by piece
-    overhead: float        # seconds per message, many outstanding (smpi/os, ois, or each)
+    overhead: float        # seconds per message, many outstanding (smpi/ois)
     match_cost: float      # seconds per posted receive an arrival walks past
     copy_bandwidth: float  # bytes/s of one core's memcpy (local copies inside the algorithms)
     copy_piece: float      # seconds per block copied apart from its bytes (0: not probed)
@@ -86,6 +90,11 @@ class HereFit:
     # probed), and what it costs besides what the platform simulates of it: with_coll_call_cost.
     mpi_alltoallv: float = 0.0
     coll_call_cost: float = 0.0
+    # smpi/os and smpi/or: the burst's rate per message (`overhead`) where the ping-pong holds two of
+    # it, else what the ping-pong holds (an MPI whose messages in a burst cost each more than half
+    # a small message's ping-pong, as MPICH's ch4 here: the burst's rate is then its nonblocking
+    # sends', which SimGrid charges as smpi/ois, and the slower side of the burst).
+    blocking_overhead: float = 0.0
     # Seconds between the first and the last rank leaving MPI_Barrier (0: not probed). Not a
     # parameter: the bench's median holds it (each rank's clock starts as it leaves the barrier,
     # the slowest rank's time is kept), its from_last_exit_us does not, and a simulated barrier
@@ -143,7 +152,7 @@ class HereFit:
         4.1, as simulate_probe shows), so its own time is not held: the pieces' table shows it
         against its measurement."""
         # A piece drawn from the overheads (see _pieces) has no latency: what is left is rounding.
-        return [(p, _at_least_zero((p.intercept() - charged_overheads(p.start, self.overhead)) / self.latency),
+        return [(p, _at_least_zero((p.intercept() - charged_overheads(p.start, self.blocking_overhead)) / self.latency),
                  p.bandwidth / self.bandwidth) for p in self.pieces if p.at]
 
     def piece_rows(self, simulated: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -230,9 +239,12 @@ def _fit_one(probe: pd.DataFrame, cores: int) -> HereFit:
     copies = probe[probe["test"] == "copy"]
     copy = copies.loc[copies["bytes"].idxmin()]  # 1 MiB (in cache); older probes: 64 MiB alone
     copy_bandwidth = copy["bytes"] / copy["seconds"]
-    pieces = _pieces(probe[probe["test"] == "pingpong"].set_index("bytes")["seconds"], copy_bandwidth, overhead)
-    # At least 1 ns: each piece's latency is a factor of it.
-    latency = max(1e-9, pieces[0].time - 2 * overhead)
+    pingpong = probe[probe["test"] == "pingpong"].set_index("bytes")["seconds"]
+    # The blocking sends' and receives' overheads: every size's ping-pong holds both and at least
+    # 1 ns of latency (each piece's latency is a factor of it), so that no piece starts below them.
+    blocking = min(overhead, max(0.0, (float(pingpong.min()) - 1e-9) / 2))
+    pieces = _pieces(pingpong, copy_bandwidth, blocking)
+    latency = max(1e-9, pieces[0].time - 2 * blocking)
     pieces_copied = probe[probe["test"] == "copy_pieces"]
     copy_piece = 0.0  # older probes
     if len(pieces_copied):
@@ -244,7 +256,7 @@ def _fit_one(probe: pd.DataFrame, cores: int) -> HereFit:
     spread = probe.loc[probe["test"] == "barrier_spread", "seconds"]  # older probes, or ranks on several nodes
     return HereFit(latency, max(p.bandwidth for p in pieces[1:]), pieces, overhead, match_cost, copy_bandwidth,
                    copy_piece, call_cost, cores, mpi_alltoallv=float(alltoallv.iloc[0]) if len(alltoallv) else 0.0,
-                   barrier_spread=float(spread.iloc[0]) if len(spread) else 0.0)
+                   barrier_spread=float(spread.iloc[0]) if len(spread) else 0.0, blocking_overhead=blocking)
 
 
 def _pieces(pingpong: pd.Series, copy_bandwidth: float, overhead: float) -> tuple[Piece, ...]:
@@ -258,10 +270,10 @@ def _pieces(pingpong: pd.Series, copy_bandwidth: float, overhead: float) -> tupl
     larger message never takes less, and sizes a few bytes apart differ by noise alone); no piece
     moves bytes faster than one core copies them; and a piece whose line would start below the two
     overheads SimGrid charges it (bandwidth falling with size, out of cache) takes the line from
-    them through its size's time instead, since SimGrid has no negative latency. Where the
-    overheads alone exceed a size's time (an MPI whose messages in a burst cost more each than
-    half a ping-pong's), the piece keeps its slope and no latency: the model then errs by what
-    they exceed it by."""
+    them through its size's time instead, since SimGrid has no negative latency. Were the
+    overheads alone to exceed a size's time, the piece would keep its slope and no latency, and
+    err by what they exceed it by; the fit's blocking overheads (smpi/os, or) are never more than
+    half the shortest ping-pong, so that this does not arise."""
     from sklearn.isotonic import IsotonicRegression
 
     pingpong = pingpong.sort_index()
@@ -292,7 +304,7 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
     """A one-node platform for `tucoll sim --platform` with this machine's fitted mechanisms."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    o = f"0:{fit_.overhead:.6g}:0"
+    o, ob = f"0:{fit_.overhead:.6g}:0", f"0:{fit_.blocking_overhead:.6g}:0"
     lat_factor, bw_factor = fit_.factors()
     # The copy's two terms go to both consumers: the entry's copy_bandwidth and copy_piece to
     # tucoll's layer (TUCOLL_SIM_COPY_*), smpi/host-copy-* to SMPI's own copies; `tucoll sim` reads
@@ -306,9 +318,9 @@ def write_here_platform(fit_: HereFit, flavor: str, path: Path) -> Path:
      ({flavor}): one node, every rank on it. -->
 <platform version="4.1">
   <config>
-    <prop id="smpi/os" value="{o}"/>
+    <prop id="smpi/os" value="{ob}"/>
     <prop id="smpi/ois" value="{o}"/>
-    <prop id="smpi/or" value="{o}"/>
+    <prop id="smpi/or" value="{ob}"/>
     <prop id="smpi/match-cost" value="{fit_.match_cost:.6g}"/>
     <prop id="smpi/send-is-detached-thresh" value="{DETACHED_BELOW}"/>
     <prop id="smpi/bw-factor" value="{bw_factor}"/>
