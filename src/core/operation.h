@@ -121,8 +121,9 @@ class ActiveOperation {
     bool counted_;  // outstanding and not yet on the stack: counted in the engine's on_stack
 };
 
-// Held (from the start of the progress thread on) by whatever advances operations or reads the
-// engine's list; nothing without a progress thread. Recursive: a schedule may wait.
+// Held by whatever advances operations or reads the engine's list, from the start of the
+// progress thread on or, under MPI_THREAD_MULTIPLE, from a context's first use (note_thread_level);
+// nothing otherwise. Recursive: a schedule may wait.
 class EngineLock {
   public:
     EngineLock();
