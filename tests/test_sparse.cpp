@@ -249,35 +249,37 @@ TEST(SparseKnownCounts, MixedOrWrongIsAnErrorEverywhereUnderGlobalChecks) {
     const int dest[1] = {(me + 1) % p}, value[2] = {me, me}, two[1] = {2}, at[1] = {0};
     MPI_Comm comm;  // a communicator's context reads TUCOLL_CHECK when it is made: a new one
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    ScopedEnv env("TUCOLL_CHECK", "global", comm);
-    auto expect_everywhere = [&](int rc, int cls, const char *fragment, const std::string &what) {
-        const std::string msg = tucoll_error_string(rc);
-        EXPECT_EQ(rc, cls) << what << ": " << msg;
-        if (me == 0) {
-            EXPECT_NE(msg.find(fragment), std::string::npos) << what << ": " << msg;
-        }
-        EXPECT_TRUE(all_ranks(rc == cls, comm)) << what;
-    };
-    for (const std::string &spec : names(sparse::alltoall_crs_registry())) {
-        for (int wrong : {0, 1}) {  // rank 0 alone knows its count; every rank knows, rank 0's is 2
-            Outputs o;
-            o.nnz = wrong ? (me == 0 ? 2 : 1) : (me == 0 ? 1 : -1);
-            const int rc = tucoll_alltoall_crs_with(spec.c_str(), 1, dest, 1, MPI_INT, value, &o.nnz, &o.src, 1,
-                                                    MPI_INT, &o.vals, comm);
-            if (wrong) {
-                expect_everywhere(rc, MPI_ERR_OTHER, "recv_nnz = 2 was given but 1 messages", spec + " wrong");
-            } else {
-                expect_everywhere(rc, MPI_ERR_ARG, "given on some ranks and -1 on others", spec + " mixed");
+    {  // the setting's end touches the communicator: before it is freed
+        ScopedEnv env("TUCOLL_CHECK", "global", comm);
+        auto expect_everywhere = [&](int rc, int cls, const char *fragment, const std::string &what) {
+            const std::string msg = tucoll_error_string(rc);
+            EXPECT_EQ(rc, cls) << what << ": " << msg;
+            if (me == 0) {
+                EXPECT_NE(msg.find(fragment), std::string::npos) << what << ": " << msg;
             }
-            EXPECT_EQ(o.src, nullptr);
+            EXPECT_TRUE(all_ranks(rc == cls, comm)) << what;
+        };
+        for (const std::string &spec : names(sparse::alltoall_crs_registry())) {
+            for (int wrong : {0, 1}) {  // rank 0 alone knows its count; every rank knows, rank 0's is 2
+                Outputs o;
+                o.nnz = wrong ? (me == 0 ? 2 : 1) : (me == 0 ? 1 : -1);
+                const int rc = tucoll_alltoall_crs_with(spec.c_str(), 1, dest, 1, MPI_INT, value, &o.nnz, &o.src, 1,
+                                                        MPI_INT, &o.vals, comm);
+                if (wrong) {
+                    expect_everywhere(rc, MPI_ERR_OTHER, "recv_nnz = 2 was given but 1 messages", spec + " wrong");
+                } else {
+                    expect_everywhere(rc, MPI_ERR_ARG, "given on some ranks and -1 on others", spec + " mixed");
+                }
+                EXPECT_EQ(o.src, nullptr);
+            }
         }
-    }
-    for (const std::string &spec : names(sparse::alltoallv_crs_registry())) {
-        Outputs o;
-        o.size = me == 0 ? 1 : 2;  // each rank receives 2 elements; rank 0 says 1
-        const int rc = tucoll_alltoallv_crs_with(spec.c_str(), 1, 2, dest, two, at, MPI_INT, value, &o.nnz, &o.size,
-                                                 &o.src, &o.counts, &o.displs, MPI_INT, &o.vals, comm);
-        expect_everywhere(rc, MPI_ERR_OTHER, "recv_size = 1 was given but 2 elements", spec + " recv_size");
+        for (const std::string &spec : names(sparse::alltoallv_crs_registry())) {
+            Outputs o;
+            o.size = me == 0 ? 1 : 2;  // each rank receives 2 elements; rank 0 says 1
+            const int rc = tucoll_alltoallv_crs_with(spec.c_str(), 1, 2, dest, two, at, MPI_INT, value, &o.nnz, &o.size,
+                                                     &o.src, &o.counts, &o.displs, MPI_INT, &o.vals, comm);
+            expect_everywhere(rc, MPI_ERR_OTHER, "recv_size = 1 was given but 2 elements", spec + " recv_size");
+        }
     }
     MPI_Comm_free(&comm);
 }
