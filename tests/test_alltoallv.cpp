@@ -124,18 +124,24 @@ TEST_P(AlltoallvPerAlgorithm, InPlace) {
     EXPECT_TRUE(all_ranks(rc == MPI_SUCCESS && got == expected));
 }
 
+// `length` chars at `at`'s absolute address, as one element of a committed datatype (the caller
+// frees it): with MPI_BOTTOM as the buffer, the datatype alone says where the data lie.
+MPI_Datatype absolute_chars(const char *at, int length) {
+    MPI_Aint address;
+    MPI_Get_address(at, &address);
+    MPI_Datatype t;
+    MPI_Type_create_hindexed(1, &length, &address, MPI_CHAR, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
 // MPI_BOTTOM with a datatype holding absolute addresses: a NULL buffer that is not an error.
 TEST_P(AlltoallvPerAlgorithm, AbsoluteAddressesFromMpiBottom) {
     const int p = world_size(), me = world_rank();
     constexpr int kBlock = 5;
     std::vector<char> data(static_cast<size_t>(p) * kBlock);
     for (size_t k = 0; k < data.size(); ++k) data[k] = static_cast<char>(me * 31 + k);
-    MPI_Aint address;
-    MPI_Get_address(data.data(), &address);
-    int length = kBlock;
-    MPI_Datatype absolute;
-    MPI_Type_create_hindexed(1, &length, &address, MPI_CHAR, &absolute);
-    MPI_Type_commit(&absolute);
+    MPI_Datatype absolute = absolute_chars(data.data(), kBlock);
     // One element of `absolute` per destination; displacement i (in extents of kBlock bytes)
     // selects block i.
     std::vector<int> ones(p, 1), idx(p), counts(p, kBlock), displs(p);
@@ -161,16 +167,8 @@ TEST_P(AlltoallvPerAlgorithm, BothBuffersFromMpiBottom) {
     constexpr int kBlock = 3;
     std::vector<char> data(static_cast<size_t>(p) * kBlock), got(data.size()), expected(data.size());
     for (size_t k = 0; k < data.size(); ++k) data[k] = static_cast<char>(me * 17 + k);
-    auto absolute = [](std::vector<char> &v) {
-        MPI_Aint address;
-        MPI_Get_address(v.data(), &address);
-        int length = kBlock;
-        MPI_Datatype t;
-        MPI_Type_create_hindexed(1, &length, &address, MPI_CHAR, &t);
-        MPI_Type_commit(&t);
-        return t;
-    };
-    MPI_Datatype from = absolute(data), to = absolute(got), to_expected = absolute(expected);
+    MPI_Datatype from = absolute_chars(data.data(), kBlock), to = absolute_chars(got.data(), kBlock),
+                 to_expected = absolute_chars(expected.data(), kBlock);
     std::vector<int> ones(p, 1), idx(p);
     std::iota(idx.begin(), idx.end(), 0);
     EXPECT_EQ(MPI_Alltoallv(MPI_BOTTOM, ones.data(), idx.data(), from, MPI_BOTTOM, ones.data(), idx.data(),
@@ -218,13 +216,7 @@ TEST(AlltoallvLarge, AnElementBeyondWhatMpiPackTakesIsACountError) {
 // not copied as the bytes lie.
 TEST_P(AlltoallvPerAlgorithm, ATypeThatInterleavesItsCopies) {
     const int p = world_size(), me = world_rank();
-    MPI_Datatype spaced, column, narrowed, both, transpose;
-    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &spaced);  // an int, then a gap of one
-    MPI_Type_contiguous(2, spaced, &column);                         // ints at 0 and 8
-    MPI_Type_create_resized(column, 0, sizeof(int), &narrowed);      // the next column 4 bytes on
-    MPI_Type_contiguous(2, narrowed, &both);                         // ints at 0, 8, 4, 12
-    MPI_Type_create_resized(both, 0, 4 * sizeof(int), &transpose);   // extent 16, as its true extent
-    MPI_Type_commit(&transpose);
+    MPI_Datatype transpose = interleaved_transpose();  // ints at 0, 8, 4, 12; extent 16
     std::vector<int> send(4 * p), expected(4 * p, -1), got(4 * p, -1);
     for (int k = 0; k < 4 * p; ++k) send[k] = me * 100 + k;
     std::vector<int> ones(p, 1), sdispls(p), fours(p, 4), rdispls(p);
@@ -237,7 +229,7 @@ TEST_P(AlltoallvPerAlgorithm, ATypeThatInterleavesItsCopies) {
                                          got.data(), fours.data(), rdispls.data(), MPI_INT, MPI_COMM_WORLD);
     EXPECT_EQ(rc, MPI_SUCCESS) << tucoll_error_string(rc);
     EXPECT_TRUE(all_ranks(rc == MPI_SUCCESS && got == expected));
-    for (MPI_Datatype *t : {&spaced, &column, &narrowed, &both, &transpose}) MPI_Type_free(t);
+    MPI_Type_free(&transpose);
 }
 
 // A send type of negative extent (element i lies 4 i bytes before the buffer pointer) and a

@@ -28,6 +28,22 @@ inline int world_size() {
     return p;
 }
 
+// A 2 x 2 transpose of ints (committed; the caller frees it): an int resized to 8 bytes, repeated
+// twice (ints at 0 and 8), that resized to 4 bytes and repeated twice (ints at 0, 8, 4, 12), then
+// resized to 16 bytes. Its size, extent and true extent agree, yet its copies interleave: built
+// from order-keeping constructors alone, its data do not lie in type-map order.
+inline MPI_Datatype interleaved_transpose() {
+    MPI_Datatype spaced, column, narrowed, both, transpose;
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &spaced);
+    MPI_Type_contiguous(2, spaced, &column);
+    MPI_Type_create_resized(column, 0, sizeof(int), &narrowed);
+    MPI_Type_contiguous(2, narrowed, &both);
+    MPI_Type_create_resized(both, 0, 4 * sizeof(int), &transpose);
+    MPI_Type_commit(&transpose);
+    for (MPI_Datatype *t : {&spaced, &column, &narrowed, &both}) MPI_Type_free(t);  // kept alive by `transpose`
+    return transpose;
+}
+
 // True on every rank iff `local` holds on every rank of `comm`. Tests assert on this, after all
 // collective calls, so that a failure on one rank never leaves the others waiting.
 inline bool all_ranks(bool local, MPI_Comm comm = MPI_COMM_WORLD) {
