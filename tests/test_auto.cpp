@@ -488,6 +488,59 @@ TEST(Auto, NonblockingCallsStartedBeforeTheFirstAgreementCompletesChooseAlike) {
     }
 }
 
+TEST(Auto, NonblockingCallsWaitedInOtherOrdersStartTheMpisCollectivesInOneOrder) {
+    // Three calls, each of which starts the vendor's MPI_Ialltoallv once its own reduction of the
+    // features has completed, waited for in opposite orders: rank 0 finds the last call's
+    // reduction complete first and would start its MPI_Ialltoallv first, the others the first
+    // call's. MPI matches a communicator's collectives in the order each rank starts them, so
+    // every call must start its collectives in the calls' order on every rank whatever completes
+    // where: the results match and nothing is truncated or waits for ever.
+    const int p = world_size(), me = world_rank();
+    if (p < 2) GTEST_SKIP() << "needs two ranks";
+    TableFile table(table_text(entry(p, p, R"({"below": 4096, "spec": "vendor"}, {"below": null, "spec": "pairwise"})")));
+    ScopedEnv env("TUCOLL_TUNING_FILE", table.path());
+    MPI_Comm comm = fresh_communicator();
+    const int sizes[3] = {100, 1000, 7};
+    std::vector<char> send[3], recv[3], want[3];
+    std::vector<int> counts[3], displs[3];
+    for (int k = 0; k < 3; ++k) {
+        counts[k].assign(p, sizes[k]);
+        displs[k].resize(p);
+        for (int j = 0; j < p; ++j) displs[k][j] = sizes[k] * j;
+        send[k].resize(static_cast<size_t>(sizes[k]) * p);
+        recv[k].assign(send[k].size(), 0);
+        want[k].resize(send[k].size());
+        for (size_t b = 0; b < send[k].size(); ++b) send[k][b] = static_cast<char>(me * 11 + k * 5 + b);
+        MPI_Alltoall(send[k].data(), sizes[k], MPI_CHAR, want[k].data(), sizes[k], MPI_CHAR, MPI_COMM_WORLD);
+    }
+    // The first call agrees on the table; the next ones reduce their features.
+    EXPECT_EQ(tucoll_alltoallv_with("auto", send[0].data(), counts[0].data(), displs[0].data(), MPI_CHAR,
+                                    recv[0].data(), counts[0].data(), displs[0].data(), MPI_CHAR, comm),
+              MPI_SUCCESS);
+    for (int round = 0; round < 3; ++round) {
+        tucoll_request_t requests[3] = {TUCOLL_REQUEST_NULL, TUCOLL_REQUEST_NULL, TUCOLL_REQUEST_NULL};
+        for (int k = 0; k < 3; ++k) {
+            recv[k].assign(send[k].size(), 0);
+            ASSERT_EQ(tucoll_ialltoallv_with("auto", send[k].data(), counts[k].data(), displs[k].data(), MPI_CHAR,
+                                             recv[k].data(), counts[k].data(), displs[k].data(), MPI_CHAR, comm,
+                                             &requests[k]),
+                      MPI_SUCCESS);
+        }
+        // The MPI progresses the reductions meanwhile (its progress engine serves every communicator).
+        for (int b = 0; b < 4; ++b) MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < 3; ++i) {
+            const int k = me == 0 ? 2 - i : i;
+            const int rc = tucoll_wait(&requests[k]);
+            EXPECT_EQ(rc, MPI_SUCCESS) << "call " << k << ": " << tucoll_error_string(rc);
+        }
+        for (int k = 0; k < 3; ++k) EXPECT_TRUE(all_ranks(recv[k] == want[k])) << "round " << round << " call " << k;
+    }
+    tucoll_stats_t stats{};
+    tucoll_get_stats(comm, &stats);
+    EXPECT_EQ(std::string(stats.algorithm), "vendor") << stats.path;
+    MPI_Comm_free(&comm);
+}
+
 TEST(Auto, AnAlltoallNeedsNoReduction) {
     // MPI_Alltoall: every rank knows every rank's block size, so auto decides alone.
     const int p = world_size();

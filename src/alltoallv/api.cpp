@@ -313,10 +313,15 @@ struct Alltoallv {
         if (!choice.path().empty()) stats.path = choice.path();
         return execute_choice(ctx, choice, a, prep, stats);
     }
-    // The rest of run() once the decision waits for its reduction (a nonblocking call's).
+    // The rest of run() once the decision waits for its reduction (a nonblocking call's). What
+    // it chooses starts its collectives (the vendor's, TuNA's M) once the reduction is in, which
+    // is at different times on different ranks: the call holds its place in the communicator's
+    // order of collectives until the choice has started (core/collective_order.h).
     static Task run_decided(Context &ctx, Task decided, Choice &choice, const Args &a, Prepared &prep,
                             CallStats &stats) {
+        ctx.requests().hold_order();
         TUCOLL_CO_TRY(co_await std::move(decided));
+        ctx.requests().release_order_at_next_wait();
         if (!choice.path().empty()) stats.path = choice.path();
         co_return co_await execute_choice(ctx, choice, a, prep, stats);
     }
@@ -375,7 +380,9 @@ struct Plan final : PersistentPlan {
 Task run_plan(Context &ctx, Plan &plan, CallStats &stats) {
     if (plan.redecide) {
         Choice choice;
+        ctx.requests().hold_order();  // as run_decided's
         TUCOLL_CO_TRY(co_await Alltoallv::decide(ctx, plan.meta, plan.args, plan.prep, &choice));
+        ctx.requests().release_order_at_next_wait();
         if (choice.probe != nullptr) {
             stats.path = "persistent";
             stats.add_path(choice.path());

@@ -90,24 +90,6 @@ struct AutoState {
 // no guide: tune online.
 constexpr double kNearEntry = 2.0;
 
-// One allreduce on the private communicator as a step of the call's schedule (core/mpi_step.h):
-// blocking in a blocking call (after what is outstanding, which it could not advance while it
-// waits), started and awaited in a nonblocking one, so that a nonblocking start stays local.
-// `in` and `out` must live until the step ends (the awaiting coroutine's frame).
-// `blocking`: reduced on the spot even in a nonblocking call (online tuning, whose state moves
-// with each reduction's result and must move in call order on every rank).
-Task allreduce(Context &ctx, const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
-               bool blocking = false) {
-    const auto reduce = [&ctx, in, out, count, type, op](MPI_Request *req) {
-        if (req == nullptr) ctx.quiesce();
-        const int rc = req ? MPI_Iallreduce(in, out, count, type, op, ctx.comm(), req)
-                           : MPI_Allreduce(in, out, count, type, op, ctx.comm());
-        return rc == MPI_SUCCESS ? rc : mpi_fail(rc, req ? "MPI_Iallreduce" : "MPI_Allreduce");
-    };
-    if (blocking) return Task::finished(reduce(nullptr));
-    return mpi_step(ctx, reduce, [] {});
-}
-
 Task reduce_summary(Context &ctx, const double local[kFields], double global[kFields], bool blocking = false) {
     SummaryOp &s = ctx.state<SummaryOp>();
     if (s.record == MPI_DATATYPE_NULL) {
@@ -123,7 +105,9 @@ Task reduce_summary(Context &ctx, const double local[kFields], double global[kFi
             return Task::finished(mpi_fail(rc, "MPI_Op_create"));
         }
     }
-    return allreduce(ctx, local, global, 1, s.record, s.op, blocking);
+    // Online tuning reduces on the spot even in a nonblocking call: its state moves with each
+    // reduction's result and must move in call order on every rank.
+    return allreduce_step(ctx, local, global, 1, s.record, s.op, blocking);
 }
 
 // The first call: what this rank read (the table's fingerprint, TUCOLL_AUTO's mode, a problem)
@@ -204,6 +188,10 @@ int choose_online(Context &ctx, const TypedArgs &a, int64_t type_size, AutoState
     const int predicted = state.late.predict();
     const Selection *settled = predicted >= 0 ? state.tuner.settled(predicted) : nullptr;
     if (settled != nullptr && !needs_max_block(*settled, scope)) {
+        // Its reduction of a window starts on the spot: after the collectives of the calls
+        // started earlier (core/collective_order.h), which then complete first, as online
+        // tuning's blocking reductions do.
+        if (!ctx.requests().my_turn()) ctx.quiesce();
         TUCOLL_TRY(state.late.record_predicted(ctx.comm(), predicted, local_max));
         state.tuner.choose_predicted(predicted, out);
         return MPI_SUCCESS;
@@ -236,7 +224,7 @@ struct Decision {
 };
 
 // This call's summary on every rank, with as little communication as the entry needs: the
-// reduction as a step of the schedule (allreduce), whose result finish_summary reads.
+// reduction as a step of the schedule (allreduce_step), whose result finish_summary reads.
 Task summarize(Context &ctx, Decision &d) {
     const int p = ctx.size();
     const int *counts = d.a.sendbuf == MPI_IN_PLACE ? d.a.recvcounts : d.a.sendcounts;
@@ -265,7 +253,7 @@ Task summarize(Context &ctx, Decision &d) {
         d.max_in[0] = d.local[kMaxBlock];
         d.max_in[1] = d.local[kBusiest];
         d.max_reduced = true;
-        return allreduce(ctx, d.max_in, d.max_out, 2, MPI_DOUBLE, MPI_MAX);
+        return allreduce_step(ctx, d.max_in, d.max_out, 2, MPI_DOUBLE, MPI_MAX);
     }
     return reduce_summary(ctx, d.local, d.global);
 }

@@ -140,16 +140,7 @@ Task uniform_block(Context &ctx, const Call &call, bool check, bool block, int64
     }
     // min of lo, max of hi, max of "irregular here" in one reduction.
     int64_t mine[3] = {lo, -hi, regular ? 0 : -1}, all[3];
-    Requests &reqs = ctx.requests();
-    if (block || !reqs.deferred()) {
-        ctx.quiesce();
-        TUCOLL_CO_MPI(MPI_Allreduce(mine, all, 3, MPI_INT64_T, MPI_MIN, ctx.comm()));
-    } else {
-        MPI_Request req = MPI_REQUEST_NULL;
-        TUCOLL_CO_MPI(MPI_Iallreduce(mine, all, 3, MPI_INT64_T, MPI_MIN, ctx.comm(), &req));
-        reqs.adopt(req);
-        co_await reqs.completion();
-    }
+    TUCOLL_CO_TRY(co_await allreduce_step(ctx, mine, all, 3, MPI_INT64_T, MPI_MIN, block));
     if (all[2] == 0 && all[0] == -all[1]) *out = all[0];
     co_return MPI_SUCCESS;
 }

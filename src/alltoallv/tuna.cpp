@@ -8,6 +8,7 @@
 
 #include "alltoallv/flat_layout.h"
 #include "core/errors.h"
+#include "core/mpi_step.h"
 #include "core/p2p.h"
 
 namespace tucoll::alltoallv {
@@ -31,13 +32,7 @@ Task global_max_block(Context &ctx, const Call &call, int64_t *out) {
         co_return MPI_SUCCESS;
     }
     const int64_t mine = largest_send_block(call, ctx.size());
-    Requests &reqs = ctx.requests();
-    if (!reqs.deferred()) co_return reduce_max_block(ctx, mine, out);
-    MPI_Request req = MPI_REQUEST_NULL;
-    TUCOLL_CO_MPI(MPI_Iallreduce(&mine, out, 1, MPI_INT64_T, MPI_MAX, ctx.comm(), &req));
-    reqs.adopt(req);
-    co_await reqs.completion();
-    co_return MPI_SUCCESS;
+    co_return co_await allreduce_step(ctx, &mine, out, 1, MPI_INT64_T, MPI_MAX);
 }
 
 namespace {

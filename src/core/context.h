@@ -109,6 +109,7 @@ class Context {
     // The operation blocking calls run on, and the pool nonblocking calls take theirs from (a
     // pending call keeps its operation's scratch, so a steady state allocates nothing).
     Operation &blocking_operation() { return blocking_; }
+    CollectiveOrder &collective_order() { return collective_order_; }
     Pending *acquire_pending();
     void release_pending(Pending *call);
     // The requests the program holds on this communicator (nonblocking calls not yet completed,
@@ -215,6 +216,7 @@ class Context {
     std::deque<CachedSelection> selections_;  // a deque: references stay valid as it grows
     uint64_t calls_ = 0;
     FramePool frames_;  // before the operations: their schedules' frames return to it
+    CollectiveOrder collective_order_;  // the operations' places (core/collective_order.h)
     Operation blocking_{*this, /*deferred=*/false};
     Operation *active_ = &blocking_;
     std::vector<std::unique_ptr<Pending>> idle_pending_;

@@ -1,7 +1,8 @@
-// The MPI library's own collective as one step of a schedule (the `vendor` algorithms). A
-// blocking call runs its blocking form on the spot, with no coroutine; a nonblocking or
-// persistent one starts its nonblocking form and awaits it as one of the operation's requests,
-// progressed by the MPI itself.
+// An MPI collective as one step of a schedule (the `vendor` algorithms, auto's and TuNA's
+// reductions). A blocking call runs its blocking form on the spot, with no coroutine; a
+// nonblocking or persistent one starts its nonblocking form on its turn in the communicator's
+// order of collectives (core/collective_order.h) and awaits it as one of the operation's
+// requests, progressed by the MPI itself.
 #pragma once
 
 #include <mpi.h>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "core/context.h"
+#include "core/errors.h"
 #include "core/task.h"
 
 namespace tucoll {
@@ -17,7 +19,10 @@ namespace detail {
 template <class Call, class Done>
 Task mpi_step_deferred(Context &ctx, Call call, Done done) {
     MPI_Request req = MPI_REQUEST_NULL;
-    TUCOLL_CO_TRY(call(&req));
+    const bool took_place = co_await ctx.requests().collective_turn();
+    const int rc = call(&req);
+    if (took_place) ctx.requests().release_order();
+    TUCOLL_CO_TRY(rc);
     ctx.requests().adopt(req);
     co_await ctx.requests().completion();
     done();
@@ -35,6 +40,22 @@ Task mpi_step(Context &ctx, Call call, Done done) {
     if (rc != MPI_SUCCESS) return Task::finished(rc);
     done();
     return Task::finished(MPI_SUCCESS);
+}
+
+// MPI_Allreduce as such a step, on the context's private communicator: blocking (after what is
+// outstanding on it, which the blocking reduction could not advance) in a blocking call, or
+// where `blocking` asks for it in any; else started and awaited. `in` and `out` must live until
+// the step ends (the awaiting coroutine's frame).
+inline Task allreduce_step(Context &ctx, const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
+                           bool blocking = false) {
+    const auto reduce = [&ctx, in, out, count, type, op](MPI_Request *req) {
+        if (req == nullptr) ctx.quiesce();
+        const int rc = req ? MPI_Iallreduce(in, out, count, type, op, ctx.comm(), req)
+                           : MPI_Allreduce(in, out, count, type, op, ctx.comm());
+        return rc == MPI_SUCCESS ? rc : mpi_fail(rc, req ? "MPI_Iallreduce" : "MPI_Allreduce");
+    };
+    if (blocking) return Task::finished(reduce(nullptr));
+    return mpi_step(ctx, reduce, [] {});
 }
 
 }  // namespace tucoll

@@ -89,7 +89,10 @@ ActiveOperation::~ActiveOperation() {
     op_.ctx_.active_ = previous_;
 }
 
-Operation::Operation(Context &ctx, bool deferred) : ctx_(ctx) { requests_.set_deferred(deferred); }
+Operation::Operation(Context &ctx, bool deferred) : ctx_(ctx) {
+    requests_.set_deferred(deferred);
+    requests_.set_order(&ctx.collective_order());
+}
 
 Operation::~Operation() {
     // A context ends with its communicator, after its operations completed (engine::complete_all).
@@ -106,7 +109,9 @@ void Operation::launch(Task task) {
     outstanding_ = true;
     {
         ActiveOperation active(*this);
+        requests_.set_starting(true);
         task_.start();
+        requests_.set_starting(false);
     }
     if (task_.done()) conclude();
 }
@@ -212,12 +217,14 @@ void complete_all_slow(Context &ctx) {
     EngineLock lock;
     Engine &e = Engine::get();
     for (;;) {
+        // Those started before an operation of `ctx` that is running now (which is about to
+        // block in a collective): the later ones may wait for its collectives to start
+        // (core/collective_order.h), and its collective cannot wait for theirs.
         Operation *oldest = nullptr;
         for (Operation *op : e.outstanding) {
-            if (&op->context() == &ctx && !op->running()) {
-                oldest = op;
-                break;
-            }
+            if (&op->context() != &ctx) continue;
+            if (!op->running()) oldest = op;
+            break;
         }
         if (oldest == nullptr) return;
         // Its error belongs to its own request; the call that waited here goes on regardless.

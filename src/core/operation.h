@@ -14,6 +14,8 @@
 // each other. Between tucoll calls nothing advances (the MPI's own nonblocking collectives, which
 // the vendor algorithms start, advance as the MPI advances them) unless TUCOLL_PROGRESS=thread
 // starts a progress thread (MPI_THREAD_MULTIPLE), which advances them every few tens of µs.
+// An operation whose MPI collective comes after an earlier step starts it only on its turn in
+// the communicator's order of collectives (core/collective_order.h).
 #pragma once
 
 #include <atomic>
@@ -154,7 +156,8 @@ inline void progress() {
     if (outstanding_count.load(std::memory_order_relaxed) != 0) progress_slow();
 }
 // Completes the outstanding operations on `ctx`, oldest first (before a blocking collective on
-// the same communicator, whose internal MPI collectives could not advance them).
+// the same communicator, whose internal MPI collectives could not advance them); from within a
+// running operation of `ctx`, those started before it.
 void complete_all_slow(Context &ctx);
 inline void complete_all(Context &ctx) {
     if (outstanding_count.load(std::memory_order_relaxed) != 0) complete_all_slow(ctx);

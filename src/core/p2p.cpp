@@ -78,6 +78,9 @@ void Requests::begin(uint64_t call, MPI_Comm comm, const std::vector<int> *node_
 
 int Requests::finish(int rc) {
     if (rc != MPI_SUCCESS) fault(rc);
+    if (order_ != nullptr) order_->forget(this);
+    held_until_wait_ = 0;
+    gated_ = false;
     wait_all();
     if (!failed()) return MPI_SUCCESS;
     return fail(error_, message_);
@@ -248,9 +251,27 @@ bool Requests::test_all() {
     return reqs_.empty();
 }
 
+void Requests::hold_order() {
+    if (!deferred_ || order_ == nullptr) return;
+    // A place taken later than at the start would not be in the program's order.
+    TUCOLL_ASSERT(starting_ || order_->holds(this));
+    order_->hold(this);
+}
+
+void Requests::release_order() {
+    if (order_ != nullptr) order_->release(this);
+}
+
+void Requests::release_held_until_wait() {
+    for (; held_until_wait_ > 0; --held_until_wait_) release_order();
+}
+
 bool Requests::resume_if_complete(bool block) {
     if (!suspended_) return false;
-    if (block) {
+    if (gated_) {
+        if (!my_turn()) return false;  // an earlier operation's collective is still to start
+        gated_ = false;
+    } else if (block) {
         wait_all();
     } else if (!test_all()) {
         return false;

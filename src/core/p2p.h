@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/collective_order.h"
+
 namespace tucoll {
 
 // The phases of a call's traffic. Library messages run on the context's private communicator, so
@@ -107,6 +109,7 @@ class Requests {
     struct Completion {
         Requests &requests;
         bool await_ready() {
+            requests.release_held_until_wait();
             if (!requests.deferred_) {
                 requests.wait_all();
                 return true;
@@ -119,10 +122,48 @@ class Requests {
     Completion completion() { return Completion{*this}; }
     void set_deferred(bool deferred) { deferred_ = deferred; }
     bool deferred() const { return deferred_; }
-    // The schedule suspended on these requests, resumed when they are complete; false when it
-    // is still waiting (or none is suspended). Never blocks unless `block`.
+    // The schedule suspended on these requests, resumed when they are complete (or on its turn
+    // to start a collective); false when it is still waiting (or none is suspended). Never blocks
+    // unless `block`.
     bool resume_if_complete(bool block);
     bool suspended() const { return static_cast<bool>(suspended_); }
+
+    // The communicator's order of MPI collectives (core/collective_order.h); its operation's
+    // requests are this operation's place there. A blocking call's never waits in it.
+    void set_order(CollectiveOrder *order) { order_ = order; }
+    // While the operation's start runs its schedule to its first wait: the program's call order,
+    // the only time a new place may be taken.
+    void set_starting(bool starting) { starting_ = starting; }
+    bool my_turn() const { return !deferred_ || order_ == nullptr || order_->turn(this); }
+    // Holds this operation's place (a new one only at its start), until released as often, or
+    // until the call finishes.
+    void hold_order();
+    void release_order();
+    // One hold is released when the schedule next waits for its traffic: what it starts until
+    // then (the algorithm a decision chose, at its start) still starts in order.
+    void release_order_at_next_wait() { ++held_until_wait_; }
+    // How a schedule starts an MPI collective (core/mpi_step.h): `if (co_await
+    // requests.collective_turn()) requests.release_order();` around the start. It goes on at
+    // once on its turn; else it takes a place (at its start) and suspends until its turn comes.
+    // True when it took a place, for the caller to release once the collective has started.
+    struct Turn {
+        Requests &requests;
+        bool took = false;
+        bool await_ready() {
+            if (requests.my_turn()) return true;
+            if (!requests.order_->holds(&requests)) {
+                requests.hold_order();
+                took = true;
+            }
+            return false;
+        }
+        void await_suspend(std::coroutine_handle<> waiting) {
+            requests.suspended_ = waiting;
+            requests.gated_ = true;
+        }
+        bool await_resume() const noexcept { return took; }
+    };
+    Turn collective_turn() { return Turn{*this}; }
 
   private:
     struct Posted {
@@ -138,9 +179,15 @@ class Requests {
     void check_completed(size_t i, const MPI_Status &status, bool status_has_error);
     void complete(bool blocking);
 
+    void release_held_until_wait();
+
     int epochs_ = 0;  // tag_epochs() of the communicator, looked up once
     bool deferred_ = false;
     std::coroutine_handle<> suspended_;
+    CollectiveOrder *order_ = nullptr;
+    bool starting_ = false;
+    bool gated_ = false;        // suspended for its turn (Turn), not for its traffic
+    int held_until_wait_ = 0;   // holds to release at the next Completion
     std::vector<MPI_Request> reqs_;
     std::vector<Posted> posted_;
     std::vector<MPI_Status> statuses_;
