@@ -78,7 +78,7 @@ void Requests::begin(uint64_t call, MPI_Comm comm, const std::vector<int> *node_
 
 int Requests::finish(int rc) {
     if (rc != MPI_SUCCESS) fault(rc);
-    if (order_ != nullptr) order_->forget(this);
+    if (deferred_ && order_ != nullptr) order_->forget(this);  // a blocking call's never holds one
     held_until_wait_ = 0;
     gated_ = false;
     wait_all();
@@ -259,7 +259,7 @@ void Requests::hold_order() {
 }
 
 void Requests::release_order() {
-    if (order_ != nullptr) order_->release(this);
+    if (deferred_ && order_ != nullptr) order_->release(this);
 }
 
 void Requests::release_held_until_wait() {

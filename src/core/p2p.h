@@ -146,6 +146,8 @@ class Requests {
     // requests.collective_turn()) requests.release_order();` around the start. It goes on at
     // once on its turn; else it takes a place (at its start) and suspends until its turn comes.
     // True when it took a place, for the caller to release once the collective has started.
+    // After its start an operation must already hold one (run_decided's) to wait here: a place
+    // taken then would not be in the program's order (checked in debug builds).
     struct Turn {
         Requests &requests;
         bool took = false;
