@@ -21,9 +21,7 @@ int64_t largest_send_block(const TypedArgs &args, int p, int64_t type_size) {
 int64_t largest_send_block(const Call &call, int p) { return *std::max_element(call.scounts, call.scounts + p); }
 
 int reduce_max_block(Context &ctx, int64_t mine, int64_t *m) {
-    ctx.quiesce();
-    TUCOLL_MPI(MPI_Allreduce(&mine, m, 1, MPI_INT64_T, MPI_MAX, ctx.comm()));
-    return MPI_SUCCESS;
+    return allreduce_now(ctx, &mine, m, 1, MPI_INT64_T, MPI_MAX);
 }
 
 Task global_max_block(Context &ctx, const Call &call, int64_t *out) {

@@ -42,20 +42,25 @@ Task mpi_step(Context &ctx, Call call, Done done) {
     return Task::finished(MPI_SUCCESS);
 }
 
-// MPI_Allreduce as such a step, on the context's private communicator: blocking (after what is
-// outstanding on it, which the blocking reduction could not advance) in a blocking call, or
-// where `blocking` asks for it in any; else started and awaited. `in` and `out` must live until
-// the step ends (the awaiting coroutine's frame).
+// MPI_Allreduce on the context's private communicator, on the spot: after what is outstanding
+// on it, which the blocking reduction could not advance.
+inline int allreduce_now(Context &ctx, const void *in, void *out, int count, MPI_Datatype type, MPI_Op op) {
+    ctx.quiesce();
+    const int rc = MPI_Allreduce(in, out, count, type, op, ctx.comm());
+    return rc == MPI_SUCCESS ? rc : mpi_fail(rc, "MPI_Allreduce");
+}
+
+// MPI_Allreduce as such a step: on the spot (allreduce_now) in a blocking call, or where
+// `blocking` asks for it in any; else started and awaited. `in` and `out` must live until the
+// step ends (the awaiting coroutine's frame).
 inline Task allreduce_step(Context &ctx, const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
                            bool blocking = false) {
-    const auto reduce = [&ctx, in, out, count, type, op](MPI_Request *req) {
-        if (req == nullptr) ctx.quiesce();
-        const int rc = req ? MPI_Iallreduce(in, out, count, type, op, ctx.comm(), req)
-                           : MPI_Allreduce(in, out, count, type, op, ctx.comm());
-        return rc == MPI_SUCCESS ? rc : mpi_fail(rc, req ? "MPI_Iallreduce" : "MPI_Allreduce");
-    };
-    if (blocking) return Task::finished(reduce(nullptr));
-    return mpi_step(ctx, reduce, [] {});
+    if (blocking) return Task::finished(allreduce_now(ctx, in, out, count, type, op));
+    return mpi_step(ctx, [&ctx, in, out, count, type, op](MPI_Request *req) {
+        if (req == nullptr) return allreduce_now(ctx, in, out, count, type, op);
+        const int rc = MPI_Iallreduce(in, out, count, type, op, ctx.comm(), req);
+        return rc == MPI_SUCCESS ? rc : mpi_fail(rc, "MPI_Iallreduce");
+    }, [] {});
 }
 
 }  // namespace tucoll
