@@ -57,29 +57,55 @@ int64_t elements_per_piece(const TypeInfo &info) {
 // constructor may permute or interleave (an indexed type with displacements {1, 0}). Both kOther.
 enum class Order { kNamed, kInOrder, kOther };
 
+// The one datatype that a type built by a one-type constructor (dup, contiguous, resized) is
+// built from, with the constructor and a contiguous type's count. MPI_Type_get_contents hands
+// out new handles of derived types: this one is freed at the end of its scope.
+struct InnerType {
+    int combiner = MPI_UNDEFINED;  // until read: a failed read is not taken for a named type
+    int count = 0;                 // MPI_COMBINER_CONTIGUOUS's repetitions
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    bool derived = false;
+    InnerType() = default;
+    InnerType(const InnerType &) = delete;
+    InnerType &operator=(const InnerType &) = delete;
+    ~InnerType() {
+        if (derived) MPI_Type_free(&type);
+    }
+    // Reads `outer`'s constructor; true with `type` set when it takes one datatype and at most
+    // 1 integer and 2 addresses, as dup, contiguous and resized do (so does an empty hindexed
+    // type: callers tell them apart by `combiner`). Sets no error message: callers say what
+    // they needed.
+    bool read(MPI_Datatype outer) {
+        int ni = 0, na = 0, nd = 0;
+        if (MPI_Type_get_envelope(outer, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return false;
+        if (combiner == MPI_COMBINER_NAMED || ni > 1 || na > 2 || nd != 1) return false;
+        int ints[1] = {0};
+        MPI_Aint addresses[2];
+        if (MPI_Type_get_contents(outer, ni, na, nd, ints, addresses, &type) != MPI_SUCCESS) return false;
+        count = ints[0];
+        int ni2 = 0, na2 = 0, nd2 = 0, inner_combiner = MPI_COMBINER_NAMED;
+        derived = MPI_Type_get_envelope(type, &ni2, &na2, &nd2, &inner_combiner) != MPI_SUCCESS ||
+                  inner_combiner != MPI_COMBINER_NAMED;
+        return true;
+    }
+};
+
 Order order_of(MPI_Datatype type, int depth) {
-    int ni = 0, na = 0, nd = 0, combiner = MPI_UNDEFINED;
-    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return Order::kOther;
-    if (combiner == MPI_COMBINER_NAMED) return Order::kNamed;
-    const bool order_preserving = combiner == MPI_COMBINER_DUP || combiner == MPI_COMBINER_CONTIGUOUS ||
-                                  combiner == MPI_COMBINER_RESIZED;
-    // These constructors take at most 1 int, 2 addresses and 1 datatype.
-    if (!order_preserving || depth > 32 || ni > 1 || na > 2 || nd != 1) return Order::kOther;
-    int ints[1];
-    MPI_Aint addresses[2];
-    MPI_Datatype inner = MPI_DATATYPE_NULL;
-    if (MPI_Type_get_contents(type, ni, na, nd, ints, addresses, &inner) != MPI_SUCCESS) return Order::kOther;
-    Order inner_order = order_of(inner, depth + 1);
-    const bool named = inner_order == Order::kNamed;
-    if (inner_order != Order::kOther && combiner == MPI_COMBINER_CONTIGUOUS && ints[0] > 1) {
+    InnerType inner;
+    if (!inner.read(type)) return inner.combiner == MPI_COMBINER_NAMED ? Order::kNamed : Order::kOther;
+    const bool order_preserving = inner.combiner == MPI_COMBINER_DUP ||
+                                  inner.combiner == MPI_COMBINER_CONTIGUOUS || inner.combiner == MPI_COMBINER_RESIZED;
+    if (!order_preserving || depth > 32) return Order::kOther;
+    const Order inner_order = order_of(inner.type, depth + 1);
+    if (inner_order == Order::kOther) return Order::kOther;
+    if (inner.combiner == MPI_COMBINER_CONTIGUOUS && inner.count > 1) {
         MPI_Count lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-        if (MPI_Type_get_extent_x(inner, &lb, &extent) != MPI_SUCCESS ||
-            MPI_Type_get_true_extent_x(inner, &true_lb, &true_extent) != MPI_SUCCESS || extent < true_extent) {
-            inner_order = Order::kOther;
+        if (MPI_Type_get_extent_x(inner.type, &lb, &extent) != MPI_SUCCESS ||
+            MPI_Type_get_true_extent_x(inner.type, &true_lb, &true_extent) != MPI_SUCCESS || extent < true_extent) {
+            return Order::kOther;
         }
     }
-    if (!named) MPI_Type_free(&inner);  // get_contents hands out new handles of derived types
-    return inner_order == Order::kOther ? Order::kOther : Order::kInOrder;
+    return Order::kInOrder;
 }
 
 // MPI_BOTTOM is a null pointer in MPICH, whose MPI_Pack/MPI_Unpack reject a null buffer even
@@ -114,38 +140,26 @@ struct FromAnchor {
 // contiguous repetition (MPI_Alltoall's block type beyond int displacements: alltoall/api.cpp) is
 // handled as its inner type's elements, k per element; any other such type is refused.
 struct InnerElements {
-    MPI_Datatype type = MPI_DATATYPE_NULL;
-    bool derived = false;
+    InnerType inner;
     TypeInfo info;
     std::vector<int64_t> counts, displs;
-    InnerElements() = default;
-    InnerElements(const InnerElements &) = delete;
-    InnerElements &operator=(const InnerElements &) = delete;
-    ~InnerElements() {
-        if (derived) MPI_Type_free(&type);
-    }
 };
 
 template <class I>
 int inner_elements(MPI_Datatype type, const TypeInfo &info, int n, const I counts[], const I displs[],
-                   InnerElements *inner) {
-    int ni = 0, na = 0, nd = 0, combiner = MPI_UNDEFINED;
-    TUCOLL_MPI(MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner));
-    if (combiner != MPI_COMBINER_CONTIGUOUS || ni != 1 || na != 0 || nd != 1) {
+                   InnerElements *elements) {
+    InnerType &inner = elements->inner;
+    if (!inner.read(type) || inner.combiner != MPI_COMBINER_CONTIGUOUS) {
         return failf(MPI_ERR_COUNT, "an element of %lld bytes of a non-contiguous datatype is more than MPI_Pack "
                      "takes at once (2^31 - 1 bytes)", static_cast<long long>(info.size));
     }
-    int k = 0;
-    TUCOLL_MPI(MPI_Type_get_contents(type, 1, 0, 1, &k, nullptr, &inner->type));
-    int ni2 = 0, na2 = 0, nd2 = 0, inner_combiner = MPI_UNDEFINED;
-    TUCOLL_MPI(MPI_Type_get_envelope(inner->type, &ni2, &na2, &nd2, &inner_combiner));
-    inner->derived = inner_combiner != MPI_COMBINER_NAMED;
-    TUCOLL_TRY(TypeInfo::query(inner->type, &inner->info));
-    inner->counts.resize(n);
-    inner->displs.resize(n);
+    TUCOLL_TRY(TypeInfo::query(inner.type, &elements->info));
+    const int64_t k = inner.count;
+    elements->counts.resize(n);
+    elements->displs.resize(n);
     for (int i = 0; i < n; ++i) {  // element e of `type` is inner elements e k .. e k + k - 1
-        inner->counts[i] = static_cast<int64_t>(counts[i]) * k;
-        inner->displs[i] = static_cast<int64_t>(displs[i]) * k;
+        elements->counts[i] = static_cast<int64_t>(counts[i]) * k;
+        elements->displs[i] = static_cast<int64_t>(displs[i]) * k;
     }
     return MPI_SUCCESS;
 }
@@ -154,9 +168,10 @@ template <class I>
 int pack(const void *buf, MPI_Datatype type, const TypeInfo &info, int n, const I counts[], const I displs[],
          char *out, const int64_t offsets[], MPI_Comm comm) {
     if (info.size > INT_MAX) {
-        InnerElements inner;
-        TUCOLL_TRY(inner_elements(type, info, n, counts, displs, &inner));
-        return pack(buf, inner.type, inner.info, n, inner.counts.data(), inner.displs.data(), out, offsets, comm);
+        InnerElements elements;
+        TUCOLL_TRY(inner_elements(type, info, n, counts, displs, &elements));
+        return pack(buf, elements.inner.type, elements.info, n, elements.counts.data(), elements.displs.data(), out,
+                    offsets, comm);
     }
     const int64_t piece = elements_per_piece(info);
     for (int i = 0; i < n; ++i) {
@@ -187,9 +202,10 @@ template <class I>
 int unpack(const char *in, const int64_t offsets[], void *buf, MPI_Datatype type, const TypeInfo &info, int n,
            const I counts[], const I displs[], MPI_Comm comm) {
     if (info.size > INT_MAX) {
-        InnerElements inner;
-        TUCOLL_TRY(inner_elements(type, info, n, counts, displs, &inner));
-        return unpack(in, offsets, buf, inner.type, inner.info, n, inner.counts.data(), inner.displs.data(), comm);
+        InnerElements elements;
+        TUCOLL_TRY(inner_elements(type, info, n, counts, displs, &elements));
+        return unpack(in, offsets, buf, elements.inner.type, elements.info, n, elements.counts.data(),
+                      elements.displs.data(), comm);
     }
     const int64_t piece = elements_per_piece(info);
     for (int i = 0; i < n; ++i) {
