@@ -12,7 +12,9 @@
 #   scripts/gpu-check.sh            there (device tool: carry .gpu-carry, 600 s): every stage below,
 #                                   results under $OUT (else build-gpu-check/out), summary last
 #
-# Stages (each bounded by `timeout`, so one that hangs cannot take the rest's minutes):
+# Every command runs bounded by what is left of the check's budget (GPU_CHECK_BUDGET, default 450 s)
+# less the share promised to the stages after it, and what a killed command leaves running is
+# reaped (scripts/gpu-check/budget.sh): a hang costs its own stage, never the summary. Stages:
 #   facts     nvidia-smi, nvcc, compilers, CMake, cores
 #   unpack    MPICH 5.0.2 (PyPI's wheel: mpicc, mpiexec; not CUDA-aware) and the Debian packages
 #             (nlohmann-json, CLI11, GoogleTest, SuiteSparse/CHOLMOD and its libraries), extracted
@@ -31,7 +33,8 @@
 #             oversubscribed)
 #   calibrate tucoll-bench machine (2 ranks) and alltoallv at 2, 4, 8 and 16 ranks, in 5 rounds, the GPU hidden:
 #             what `tucoll calibrate --here --probe ... --measured ...` fits and predicts back home
-#   summary   scripts/gpu-check/summary.py over the CSVs: printed, and written to summary.md
+#   summary   scripts/gpu-check/summary.py over the CSVs and stages.txt (each stage's seconds, and
+#             every command the budget cut short): printed, and written to summary.md
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,8 +43,7 @@ pins=$root/scripts/gpu-check/carry.pins
 work=$root/build-gpu-check
 out=${OUT:-$work/out}
 started=$(date +%s)
-
-say() { printf '\n== %s (at %d s)\n' "$*" $(( $(date +%s) - started )); }
+. "$root/scripts/gpu-check/budget.sh"
 
 # ---- --fetch: here, with network ----------------------------------------------------------------
 if [ "${1:-}" = "--fetch" ]; then
@@ -64,12 +66,13 @@ if [ "${1:-}" = "--fetch" ]; then
 fi
 
 mkdir -p "$work" "$out"
+budget_start "${GPU_CHECK_BUDGET:-450}" "$out/stages.txt"
 jobs=$(nproc)
 gpu=0
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then gpu=1; fi
 
 # ---- facts --------------------------------------------------------------------------------------
-say facts
+stage facts
 {
   echo "date: $(date -u +%FT%TZ)"
   echo "host: $(uname -srm), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
@@ -84,7 +87,7 @@ say facts
 } 2>&1 | tee "$out/facts.txt"
 
 # ---- unpack -------------------------------------------------------------------------------------
-say unpack
+stage unpack
 if [ ! -f "$pins" ] || ! (cd "$carry" 2>/dev/null && awk '!/^#/ {print $1 "  " $2}' "$pins" | sha256sum --check --quiet); then
   echo "gpu-check: .gpu-carry/ is missing or differs from carry.pins: run scripts/gpu-check.sh --fetch first" \
        "(on a machine with network) and carry .gpu-carry" | tee "$out/summary.md"
@@ -111,38 +114,42 @@ export UCX_TLS=${UCX_TLS:-self,sm}   # one machine: shared memory, no network de
 echo "MPICH: $("$mpich"/bin/mpichversion | head -1); packages: $(ls "$carry" | grep -c '\.deb$') extracted into $deps"
 
 # ---- build --------------------------------------------------------------------------------------
-say build
+stage build
 cuda_args=()
 command -v nvcc >/dev/null && cuda_args=(-DTUCOLL_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$(command -v nvcc)")
 build=$work/build
+BUDGET_REAP=("^$(budget_literal "$build/bin/")" "^$(budget_literal "$mpich/bin/")")  # its programs, its MPI's launcher
 {
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cuda_args[@]}" \
+  bounded 120 240 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cuda_args[@]}" \
     -DMPI_C_COMPILER="$mpich/bin/mpicc" -DMPIEXEC_EXECUTABLE="$mpich/bin/mpiexec" \
     -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_LIBRARY_PATH="$arch_lib" &&
-  cmake --build "$build" -j "$jobs" --target tucoll-bench test_ipc_gpu test_ipc_device &&
+  bounded 300 240 cmake --build "$build" -j "$jobs" --target tucoll-bench test_ipc_gpu test_ipc_device &&
   if command -v nvcc >/dev/null; then
-    nvcc -O2 -arch=sm_90 -o "$build/bin/copy_limit" "$root/scripts/gpu-check/copy_limit.cu" &&
-    nvcc -O2 -arch=sm_90 -o "$build/bin/copy_start" "$root/scripts/gpu-check/copy_start.cu"
+    bounded 120 240 nvcc -O2 -arch=sm_90 -o "$build/bin/copy_limit" "$root/scripts/gpu-check/copy_limit.cu" &&
+    bounded 120 240 nvcc -O2 -arch=sm_90 -o "$build/bin/copy_start" "$root/scripts/gpu-check/copy_start.cu"
   fi
 } > "$out/build.log" 2>&1
 build_rc=$?
 tail -3 "$out/build.log"
 if [ $build_rc != 0 ]; then
   echo "gpu-check: the build failed (build.log)"; tail -40 "$out/build.log"
+  stage end
+  python3 "$root/scripts/gpu-check/summary.py" --out "$out" --seconds $(( $(date +%s) - started )) > "$out/summary.md"
   exit 1
 fi
 bench=$build/bin/tucoll-bench
-run() { timeout "$1" "$mpich/bin/mpiexec" -np "$2" "${@:3}"; }
+# run CAP RESERVE NP PROGRAM...: PROGRAM on NP ranks of the carried MPICH, bounded (budget.sh).
+run() { bounded "$1" "$2" "$mpich/bin/mpiexec" -np "$3" "${@:4}"; }
 
 # ---- tests --------------------------------------------------------------------------------------
-say tests
+stage tests
 {
   echo "# fake device (CPU), np 1-4"
-  timeout 300 ctest --test-dir "$build" -R "^ipc_device_np" --output-on-failure -j "$jobs"
+  bounded 120 220 ctest --test-dir "$build" -R "^ipc_device_np" --output-on-failure -j "$jobs" --timeout 60
   if [ $gpu = 1 ]; then
     echo "# real GPU: ctest -L gpu (np 1, 2, 4), then np 8"
-    timeout 300 ctest --test-dir "$build" -L gpu --output-on-failure
-    run 200 8 "$build/bin/test_ipc_gpu" && echo "test_ipc_gpu np 8: passed" || echo "test_ipc_gpu np 8: FAILED"
+    bounded 180 210 ctest --test-dir "$build" -L gpu --output-on-failure --timeout 90
+    run 90 170 8 "$build/bin/test_ipc_gpu" && echo "test_ipc_gpu np 8: passed" || echo "test_ipc_gpu np 8: FAILED"
   else
     echo "SKIP: GPU tests (no GPU here)"
   fi
@@ -150,17 +157,17 @@ say tests
 grep -E "tests passed|tests failed|np 8|SKIP|Failed|\*\*\*" "$out/tests.log"
 
 # ---- gpu bench ----------------------------------------------------------------------------------
-say gpu bench
+stage "gpu bench"
 algs=(--alg ipc:copy=kernel --alg ipc:copy=memcpy --alg ipc:copy=hybrid --alg staged)
 sizes=4K,64K,1M,16M
 rm -f "$out/gpu_bench.csv" "$out/copy_limit.txt" "$out/copy_start.txt"
 if [ $gpu = 1 ]; then
-  timeout 60 "$build/bin/copy_start" > "$out/copy_start.txt"
+  bounded 30 140 "$build/bin/copy_start" > "$out/copy_start.txt"
   for np in 4 8; do
     for collective in alltoall alltoallv; do
       extra=()
       [ $collective = alltoallv ] && extra=(--dist uniform)
-      run 150 $np "$bench" $collective "${algs[@]}" --sizes $sizes "${extra[@]}" --memory device --check \
+      run 90 90 $np "$bench" $collective "${algs[@]}" --sizes $sizes "${extra[@]}" --memory device --check \
           --iters 10 --warmup 3 --format csv > "$work/gpu_$collective.$np.csv" 2> "$work/gpu_$collective.$np.err" ||
         { echo "tucoll-bench $collective np $np failed:"; tail -5 "$work/gpu_$collective.$np.err"; }
       if [ -s "$work/gpu_$collective.$np.csv" ]; then
@@ -168,17 +175,17 @@ if [ $gpu = 1 ]; then
         else cp "$work/gpu_$collective.$np.csv" "$out/gpu_bench.csv"; fi
       fi
     done
-    timeout 60 "$build/bin/copy_limit" $np 4096 65536 1048576 16777216 >> "$out/copy_limit.txt"
+    bounded 30 85 "$build/bin/copy_limit" $np 4096 65536 1048576 16777216 >> "$out/copy_limit.txt"
   done
 else
   echo "SKIP: tucoll-bench --memory device, the copy limit and the copy starts (no GPU here)"
 fi
 
 # ---- cpu bench ----------------------------------------------------------------------------------
-say cpu bench
+stage "cpu bench"
 cpu_ranks=$(( jobs < 16 ? jobs : 16 ))
 [ $cpu_ranks -lt 2 ] && cpu_ranks=2
-CUDA_VISIBLE_DEVICES= run 240 $cpu_ranks "$bench" alltoallv --sizes 16,256,1K,4K,16K,64K --dist uniform --check \
+CUDA_VISIBLE_DEVICES= run 120 45 $cpu_ranks "$bench" alltoallv --sizes 16,256,1K,4K,16K,64K --dist uniform --check \
     --iters 20 --warmup 3 --format csv > "$out/cpu_bench.csv" 2> "$work/cpu_bench.err" ||
   { echo "tucoll-bench alltoallv (CPU) failed:"; tail -5 "$work/cpu_bench.err"; }
 
@@ -189,14 +196,14 @@ CUDA_VISIBLE_DEVICES= run 240 $cpu_ranks "$bench" alltoallv --sizes 16,256,1K,4K
 # round) as `tucoll calibrate --here` runs them. The fit and the simulation run back home:
 # `tucoll calibrate --here --probe OUT/machine_probe.*.csv --measured OUT/here_measured.*.csv
 # --cores N --flavor mpich`.
-say calibrate
+stage calibrate
 rm -f "$out"/machine_probe.*.csv "$out"/here_measured.*.csv
 for round in 1 2 3 4 5; do
-  # Rounds after the first only while the whole check stays within its 8 minutes: the summary last.
-  if [ $round -gt 1 ] && [ $(( $(date +%s) - started )) -gt 420 ]; then
-    echo "calibrate: no round $round and after (past 420 s)"; break
+  # Rounds after the first only while a whole round fits what is left: the summary last.
+  if [ $round -gt 1 ] && [ "$(budget_left)" -lt 45 ]; then
+    echo "calibrate: no round $round and after ($(budget_left) s left)"; break
   fi
-  CUDA_VISIBLE_DEVICES= run 120 2 "$bench" machine > "$out/machine_probe.$round.csv" 2> "$work/machine_probe.err" ||
+  CUDA_VISIBLE_DEVICES= run 60 5 2 "$bench" machine > "$out/machine_probe.$round.csv" 2> "$work/machine_probe.err" ||
     { echo "tucoll-bench machine (round $round) failed:"; tail -5 "$work/machine_probe.err"
       rm -f "$out/machine_probe.$round.csv"; }  # a round cut short would stop the fit back home
   measured=$out/here_measured.$round.csv
@@ -204,7 +211,7 @@ for round in 1 2 3 4 5; do
     [ $np -gt "$jobs" ] && continue
     algs="--alg vendor --alg tuna:radix=2"
     [ $np -ge 4 ] && algs="$algs --alg tuna:radix=4"
-    CUDA_VISIBLE_DEVICES= run 120 $np "$bench" alltoallv $algs --sizes 16,1024,65536 --dist uniform \
+    CUDA_VISIBLE_DEVICES= run 60 5 $np "$bench" alltoallv $algs --sizes 16,1024,65536 --dist uniform \
         --iters 20 --format csv > "$work/here.$np.csv" 2> "$work/here.$np.err" ||
       { echo "tucoll-bench alltoallv np $np (calibrate, round $round) failed:"; tail -5 "$work/here.$np.err"; continue; }
     # -s, not -f: the redirection has made the file (empty) before the test runs.
@@ -215,5 +222,5 @@ echo "calibrate: $(ls "$out"/machine_probe.*.csv 2>/dev/null | wc -l) probes," \
   "$(ls "$out"/here_measured.*.csv 2>/dev/null | wc -l) measurements"
 
 # ---- summary ------------------------------------------------------------------------------------
-say summary
+stage summary
 python3 "$root/scripts/gpu-check/summary.py" --out "$out" --seconds $(( $(date +%s) - started )) | tee "$out/summary.md"

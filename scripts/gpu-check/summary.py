@@ -2,7 +2,7 @@
 CPU table with auto's ratios, as Markdown on stdout (the script also writes it to summary.md).
 
 Reads what the script wrote into --out: facts.txt, tests.log, gpu_bench.csv, copy_limit.txt,
-copy_start.txt and cpu_bench.csv (tucoll-bench --format csv). Standard library only: the GPU
+copy_start.txt, cpu_bench.csv (tucoll-bench --format csv) and stages.txt (budget.sh's log). Standard library only: the GPU
 machine's Python is used as it is.
 """
 import argparse
@@ -117,6 +117,33 @@ def copy_start_section(out):
     return head + body + [""]
 
 
+def command_text(command):
+    """A logged command without its folders, shortened: `mpiexec -np 8 test_ipc_gpu`."""
+    text = " ".join(word.rsplit("/", 1)[-1] if "/" in word else word for word in command.split())
+    return text if len(text) <= 90 else text[:87] + "..."
+
+
+def stages_section(out):
+    """Each stage's seconds, and the commands the budget stopped or never started: where a hang
+    cost the check its minutes, and which tables below are short for it."""
+    path = out / "stages.txt"
+    lines = [line.split("\t") for line in path.read_text().splitlines()] if path.exists() else []
+    budget = next((f[1] for f in lines if f[0] == "budget" and len(f) == 2), None)
+    seconds = {f[1]: int(f[2]) for f in lines if f[0] == "stage" and len(f) == 3}
+    cut = {}
+    for f in lines:
+        if f[0] in ("timeout", "skipped") and len(f) == 4:
+            what = (f"stopped after {f[2]} s" if f[0] == "timeout" else "not started: budget spent")
+            cut.setdefault(f[1], []).append(f"`{command_text(f[3])}` {what}")
+    if not seconds:
+        return []
+    head = ["## Stages", "", f"Every command bounded by what was left of the {budget} s budget"
+            " (scripts/gpu-check/budget.sh)." if budget else "", "",
+            "| stage | seconds | cut short |", "| --- | ---: | --- |"]
+    body = [f"| {name} | {s} | {'; '.join(cut.get(name, [])) or '-'} |" for name, s in seconds.items()]
+    return head + body + [""]
+
+
 def cpu_section(out):
     data = rows(out / "cpu_bench.csv")
     if not data:
@@ -150,8 +177,12 @@ def main():
     facts = (args.out / "facts.txt").read_text() if (args.out / "facts.txt").exists() else ""
     gpu = re.search(r"^name, memory.*\n(.+)$", facts, re.M)
     where = gpu.group(1).split(",")[0] if gpu else "no GPU here: a rehearsal, GPU stages skipped"
-    lines = [f"# scripts/gpu-check.sh: {where}", "", f"Wall time {args.seconds} s.", ""]
+    stages = args.out / "stages.txt"
+    cut = sum(line.startswith(("timeout\t", "skipped\t")) for line in stages.read_text().splitlines()) if stages.exists() else 0
+    wall = f"Wall time {args.seconds} s." + (f" {cut} command(s) cut short by the budget: see Stages, last." if cut else "")
+    lines = [f"# scripts/gpu-check.sh: {where}", "", wall, ""]
     lines += tests_section(args.out) + gpu_section(args.out) + copy_start_section(args.out) + cpu_section(args.out)
+    lines += stages_section(args.out)
     print("\n".join(lines))
 
 

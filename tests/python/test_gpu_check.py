@@ -3,6 +3,7 @@ its shell must parse, its pins must name what --fetch fetches, and its summary m
 CSVs tucoll-bench writes into the tables, ratios included."""
 
 import csv
+from pathlib import Path
 import subprocess
 import sys
 
@@ -79,3 +80,58 @@ def test_summary_of_a_rehearsal_says_what_was_skipped(tmp_path):
                          check=True).stdout
     assert "no GPU here: a rehearsal" in out and "SKIP: no GPU measurements" in out
     assert "## What a copy costs to start" in out
+
+
+BUDGET = REPO_ROOT / "scripts" / "gpu-check" / "budget.sh"
+
+
+def budget(script, tmp_path):
+    return subprocess.run(["bash", "-c", f'. "{BUDGET}"; {script}'], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)
+
+
+def test_a_hung_command_costs_its_own_limit_and_leaves_nothing_running(tmp_path):
+    # A program that hangs in a session of its own (as an MPI launcher's ranks may), under a folder
+    # whose name is no literal regular expression: stopped at its limit, then reaped by its path.
+    folder = tmp_path / "mpich+5.0"
+    folder.mkdir()
+    hang = folder / "hang"
+    hang.write_bytes(Path("/bin/sleep").read_bytes())
+    hang.chmod(0o755)
+    log = tmp_path / "stages.txt"
+    run = budget(f'''budget_start 30 "{log}"; BUDGET_REAP=("^$(budget_literal "{folder}/")")
+        stage tests; start=$(date +%s)
+        bounded 2 0 bash -c 'setsid "{hang}" 600 & setsid "{hang}" 601 & wait'; echo "rc $? after $(( $(date +%s) - start )) s"
+        stage end''', tmp_path)
+    rc, after = next(line.split()[1::2] for line in run.stdout.splitlines() if line.startswith("rc "))
+    after = int(after)
+    assert rc == "124" and after < 10, run.stdout + run.stderr
+    left = subprocess.run(["pgrep", "-f", str(hang)], capture_output=True, text=True).stdout
+    assert left == "", left
+    lines = [line.split("\t") for line in log.read_text().splitlines()]
+    assert lines[0] == ["budget", "30"]
+    assert lines[1][:3] == ["timeout", "tests", "2"] and lines[1][3].startswith("bash -c")
+    assert lines[2][:2] == ["stage", "tests"]
+
+
+def test_a_command_the_budget_cannot_give_time_is_not_started(tmp_path):
+    log = tmp_path / "stages.txt"
+    run = budget(f'''budget_start 20 "{log}"; stage bench
+        bounded 60 18 touch started; echo "rc $?"; bounded 60 5 true; echo "rc $?"''', tmp_path)
+    assert run.stdout.split() == ["==", "bench", "(at", "0", "s,", "20", "s", "left)", "rc", "124", "rc", "0"], run.stdout
+    assert not (tmp_path / "started").exists()
+    assert log.read_text().splitlines()[1].split("\t")[:3] == ["skipped", "bench", "2"]
+
+
+def test_summary_says_which_commands_the_budget_cut_short(tmp_path):
+    (tmp_path / "facts.txt").write_text("GPU: none\n")
+    (tmp_path / "stages.txt").write_text(
+        "budget\t450\nstage\tbuild\t61\ntimeout\ttests\t180\tctest --test-dir /x/build -L gpu --timeout 90\n"
+        "stage\ttests\t185\nskipped\tgpu bench\t3\t/x/mpich/bin/mpiexec -np 8 /x/build/bin/tucoll-bench alltoall\n"
+        "stage\tgpu bench\t2\n")
+    out = subprocess.run([sys.executable, str(SUMMARY), "--out", str(tmp_path), "--seconds", "448"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "Wall time 448 s. 2 command(s) cut short by the budget: see Stages, last." in out
+    assert "| build | 61 | - |" in out
+    assert "| tests | 185 | `ctest --test-dir build -L gpu --timeout 90` stopped after 180 s |" in out
+    assert "| gpu bench | 2 | `mpiexec -np 8 tucoll-bench alltoall` not started: budget spent |" in out
