@@ -10,7 +10,10 @@
 #                                   (ignored by git), checked against scripts/gpu-check/carry.pins
 #                                   and its size printed
 #   scripts/gpu-check.sh            there (device tool: carry .gpu-carry, 600 s): every stage below,
-#                                   results under $OUT (else build-gpu-check/out), summary last
+#                                   results in build-gpu-check/out, summary last; where $OUT is set
+#                                   (the device tool's folder of what comes back, at most 8 files)
+#                                   also $OUT/summary.md and all results as $OUT/gpu-check.tar.gz,
+#                                   refreshed after every stage should the call be cut short
 #
 # Every command runs bounded by what is left of the check's budget (GPU_CHECK_BUDGET, default 450 s)
 # less the share promised to the stages after it, and what a killed command leaves running is
@@ -41,7 +44,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 carry=$root/.gpu-carry
 pins=$root/scripts/gpu-check/carry.pins
 work=$root/build-gpu-check
-out=${OUT:-$work/out}
+out=$work/out
 started=$(date +%s)
 . "$root/scripts/gpu-check/budget.sh"
 
@@ -65,7 +68,16 @@ if [ "${1:-}" = "--fetch" ]; then
   exit 0
 fi
 
+rm -rf "$out"
 mkdir -p "$work" "$out"
+# What comes back from the device machine is at most 8 files of $OUT: the results go as one archive.
+ship() {
+  [ -n "${OUT:-}" ] || return 0
+  mkdir -p "$OUT" && tar -czf "$OUT/gpu-check.tar.part" -C "$out" . && mv -f "$OUT/gpu-check.tar.part" "$OUT/gpu-check.tar.gz"
+  [ ! -f "$out/summary.md" ] || cp "$out/summary.md" "$OUT/summary.md"
+}
+budget_stage_hook() { ship; }
+trap ship EXIT
 budget_start "${GPU_CHECK_BUDGET:-450}" "$out/stages.txt"
 jobs=$(nproc)
 gpu=0
@@ -160,7 +172,6 @@ grep -E "tests passed|tests failed|np 8|SKIP|Failed|\*\*\*" "$out/tests.log"
 stage "gpu bench"
 algs=(--alg ipc:copy=kernel --alg ipc:copy=memcpy --alg ipc:copy=hybrid --alg staged)
 sizes=4K,64K,1M,16M
-rm -f "$out/gpu_bench.csv" "$out/copy_limit.txt" "$out/copy_start.txt"
 if [ $gpu = 1 ]; then
   bounded 30 140 "$build/bin/copy_start" > "$out/copy_start.txt"
   for np in 4 8; do
@@ -193,11 +204,10 @@ CUDA_VISIBLE_DEVICES= run 120 45 $cpu_ranks "$bench" alltoallv --sizes 16,256,1K
 # What `tucoll calibrate --here` needs from a machine with cores enough for P = 16 unoversubscribed:
 # its microbenchmarks (2 ranks) and the measured alltoallv at P = 2, 4 (fit range), 8 and 16
 # (predicted), as python/tucoll/calibrate/here.py names them, alternating in 5 rounds (a file per
-# round) as `tucoll calibrate --here` runs them. The fit and the simulation run back home:
-# `tucoll calibrate --here --probe OUT/machine_probe.*.csv --measured OUT/here_measured.*.csv
-# --cores N --flavor mpich`.
+# round) as `tucoll calibrate --here` runs them. The fit and the simulation run back home, on the
+# results unpacked (tar -xzf gpu-check.tar.gz -C R): `tucoll calibrate --here --probe
+# R/machine_probe.*.csv --measured R/here_measured.*.csv --cores N --flavor mpich`.
 stage calibrate
-rm -f "$out"/machine_probe.*.csv "$out"/here_measured.*.csv
 for round in 1 2 3 4 5; do
   # Rounds after the first only while a whole round fits what is left: the summary last.
   if [ $round -gt 1 ] && [ "$(budget_left)" -lt 45 ]; then
