@@ -42,9 +42,16 @@ stage() {
 }
 
 budget_reap() {
-  local pattern
+  local pattern pid
   for pattern in ${BUDGET_REAP[@]+"${BUDGET_REAP[@]}"}; do  # (an empty array is unset to bash < 4.4)
-    pkill -KILL -f -- "$pattern" 2>/dev/null
+    if command -v pkill >/dev/null; then
+      pkill -KILL -f -- "$pattern"
+    else  # an image without procps: the command lines read from /proc
+      for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+        [ "$pid" = $$ ] && continue
+        { tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null | grep -qE -- "$pattern" && kill -KILL "$pid" 2>/dev/null
+      done
+    fi
   done
   return 0
 }

@@ -3,6 +3,8 @@ its shell must parse, its pins must name what --fetch fetches, and its summary m
 CSVs tucoll-bench writes into the tables, ratios included."""
 
 import csv
+import os
+import shutil
 from pathlib import Path
 import subprocess
 import sys
@@ -85,12 +87,22 @@ def test_summary_of_a_rehearsal_says_what_was_skipped(tmp_path):
 BUDGET = REPO_ROOT / "scripts" / "gpu-check" / "budget.sh"
 
 
-def budget(script, tmp_path):
+def budget(script, tmp_path, path=None):
+    env = None if path is None else {**os.environ, "PATH": str(path)}
     return subprocess.run(["bash", "-c", f'. "{BUDGET}"; {script}'], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=60)
+                          cwd=tmp_path, timeout=60, env=env)
 
 
-def test_a_hung_command_costs_its_own_limit_and_leaves_nothing_running(tmp_path):
+def without_pkill(folder):
+    """A PATH of what budget.sh and the test use, pkill left out (an image without procps)."""
+    folder.mkdir()
+    for tool in ("bash", "date", "timeout", "tr", "grep", "ls", "setsid", "cut", "sed", "sleep"):
+        (folder / tool).symlink_to(shutil.which(tool))
+    return folder
+
+
+@pytest.mark.parametrize("procps", [True, False], ids=["pkill", "proc"])
+def test_a_hung_command_costs_its_own_limit_and_leaves_nothing_running(tmp_path, procps):
     # A program that hangs in a session of its own (as an MPI launcher's ranks may), under a folder
     # whose name is no literal regular expression: stopped at its limit, then reaped by its path.
     folder = tmp_path / "mpich+5.0"
@@ -102,7 +114,7 @@ def test_a_hung_command_costs_its_own_limit_and_leaves_nothing_running(tmp_path)
     run = budget(f'''budget_start 30 "{log}"; BUDGET_REAP=("^$(budget_literal "{folder}/")")
         stage tests; start=$(date +%s)
         bounded 2 0 bash -c 'setsid "{hang}" 600 & setsid "{hang}" 601 & wait'; echo "rc $? after $(( $(date +%s) - start )) s"
-        stage end''', tmp_path)
+        stage end''', tmp_path, None if procps else without_pkill(tmp_path / "bin"))
     rc, after = next(line.split()[1::2] for line in run.stdout.splitlines() if line.startswith("rc "))
     after = int(after)
     assert rc == "124" and after < 10, run.stdout + run.stderr
