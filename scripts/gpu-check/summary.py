@@ -44,7 +44,7 @@ def short_spec(r):
 def tests_section(out):
     log = out / "tests.log"
     lines = log.read_text().splitlines() if log.exists() else []
-    keep = [l.strip() for l in lines if re.search(r"tests passed|tests failed|np 8|SKIP|\*\*\*Failed", l)]
+    keep = [l.strip() for l in lines if re.search(r"tests passed|tests failed|np 8|SKIP|\*\*\*(Failed|Timeout|Exception)", l)]
     return ["## Tests", ""] + [f"- {l}" for l in keep or ["no test log"]] + [""]
 
 

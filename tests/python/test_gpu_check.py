@@ -48,7 +48,9 @@ def row(collective, alg, params, p, size, us, ok="1", chosen="", total=""):
 
 def test_summary_tables_against_the_copy_limit_and_the_vendor(tmp_path):
     (tmp_path / "facts.txt").write_text("name, memory.total [MiB], driver_version\nNVIDIA H100 80GB HBM3, 81559 MiB, 580\n")
-    (tmp_path / "tests.log").write_text("100% tests passed, 0 tests failed out of 3\ntest_ipc_gpu np 8: passed\n")
+    (tmp_path / "tests.log").write_text(
+        "1/3 Test #5: ipc_gpu_np1 ......   Passed    3.10 sec\n2/3 Test #6: ipc_gpu_np2 ......***Timeout  90.01 sec\n"
+        "67% tests passed, 1 tests failed out of 3\ntest_ipc_gpu np 8: passed\n")
     # 4 ranks, 1 MiB blocks: 16 MiB moved; one copy of 16 MiB at 1600 GB/s takes 10.5 us.
     (tmp_path / "copy_limit.txt").write_text("4 1048576 16777216 10.49 1600.0\n")
     (tmp_path / "copy_start.txt").write_text("kernel 0 5.10 4.80\nd2d 131072 8.25 7.90\nd2h 16 - - (failed)\n")
@@ -65,7 +67,8 @@ def test_summary_tables_against_the_copy_limit_and_the_vendor(tmp_path):
     out = subprocess.run([sys.executable, str(SUMMARY), "--out", str(tmp_path), "--seconds", "300"],
                          capture_output=True, text=True, check=True).stdout
     assert out.startswith("# scripts/gpu-check.sh: NVIDIA H100 80GB HBM3")
-    assert "test_ipc_gpu np 8: passed" in out
+    assert "test_ipc_gpu np 8: passed" in out and "- 2/3 Test #6: ipc_gpu_np2 ......***Timeout  90.01 sec" in out
+    assert "ipc_gpu_np1" not in out
     ipc = next(line for line in out.splitlines() if "ipc:copy=kernel" in line)
     assert "| 4 | alltoall | 1 MiB | ipc:copy=kernel | 21.0 | 16.78 MB | 800.0 | 10.5 | 0.50 | ok |" == ipc
     assert "| WRONG |" in next(line for line in out.splitlines() if "staged:inner" in line)
