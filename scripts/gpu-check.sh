@@ -14,6 +14,9 @@
 #                                   (the device tool's folder of what comes back, at most 8 files)
 #                                   also $OUT/summary.md and all results as $OUT/gpu-check.tar.gz,
 #                                   refreshed after every stage should the call be cut short
+#   back home                       tar -xzf gpu-check.tar.gz -C R; the summary's tables go to
+#                                   docs/RESULTS.md §9 (labelled measured, the card named); the
+#                                   calibrate stage's rounds to `tucoll calibrate --here` (below)
 #
 # Every command runs bounded by what is left of the check's budget (GPU_CHECK_BUDGET, default 450 s)
 # less the share promised to the stages after it, and what a killed command leaves running is
