@@ -12,7 +12,8 @@
 #   bounded CAP RESERVE CMD...  CMD under `timeout`, for CAP seconds or what is left less RESERVE,
 #                               whichever is less; not started (status 124) where what is left
 #                               less RESERVE is under BUDGET_FLOOR (5) seconds; status 124 also
-#                               when it ran out of time. Then budget_reap.
+#                               when it ran out of time. Then, unless it ended well, budget_reap
+#                               (a launcher that exits 0 has waited for its ranks).
 #   budget_reap                 SIGKILL to every process whose command line matches one of
 #                               BUDGET_REAP (extended regular expressions: the check's own
 #                               binaries and its MPI's launcher, never anything else's)
@@ -43,16 +44,16 @@ stage() {
 
 budget_reap() {
   local pattern pid
-  for pattern in ${BUDGET_REAP[@]+"${BUDGET_REAP[@]}"}; do  # (an empty array is unset to bash < 4.4)
-    if command -v pkill >/dev/null; then
-      pkill -KILL -f -- "$pattern"
-    else  # an image without procps: the command lines read from /proc
-      for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-        [ "$pid" = $$ ] && continue
-        { tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null | grep -qE -- "$pattern" && kill -KILL "$pid" 2>/dev/null
-      done
-    fi
-  done
+  [ ${#BUDGET_REAP[@]} -gt 0 ] || return 0
+  pattern=$(IFS='|'; echo "${BUDGET_REAP[*]}")
+  if command -v pkill >/dev/null; then
+    pkill -KILL -f -- "$pattern"
+  else  # an image without procps: the command lines read from /proc, in one pass
+    for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+      [ "$pid" = $$ ] && continue
+      { tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null | grep -qE -- "$pattern" && kill -KILL "$pid" 2>/dev/null
+    done
+  fi
   return 0
 }
 
@@ -68,7 +69,7 @@ bounded() {
   [ "$limit" -gt "$cap" ] && limit=$cap
   timeout -k 5 "$limit" "$@"
   rc=$?
-  budget_reap
+  [ $rc = 0 ] || budget_reap
   if [ $rc = 124 ] || [ $rc = 137 ]; then
     printf 'timeout\t%s\t%d\t%s\n' "$budget_stage" "$limit" "$*" | cut -c1-400 >> "$budget_log"
     echo "gpu-check: stopped after ${limit} s: $*" | cut -c1-200 >&2

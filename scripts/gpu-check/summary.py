@@ -1,9 +1,10 @@
 """The summary of scripts/gpu-check.sh: its tests, the GPU table against the copy limit, and the
 CPU table with auto's ratios, as Markdown on stdout (the script also writes it to summary.md).
 
-Reads what the script wrote into --out: facts.txt, tests.log, gpu_bench.csv, copy_limit.txt,
-copy_start.txt, cpu_bench.csv (tucoll-bench --format csv) and stages.txt (budget.sh's log). Standard library only: the GPU
-machine's Python is used as it is.
+Reads what the script wrote into --out: facts.txt, tests.log, gpu_*.csv (a tucoll-bench CSV per
+run), copy_limit.txt, copy_start.txt, cpu_bench.csv and stages.txt (budget.sh's log). Standard
+library only: the GPU machine's Python is used as it is. It is written for what a failed run
+leaves: a file missing, cut short or garbled loses its own rows or section, never the summary.
 """
 import argparse
 import csv
@@ -14,11 +15,27 @@ from pathlib import Path
 PLATFORMS = Path(__file__).resolve().parents[2] / "sim" / "platforms" / "platforms.json"
 
 
+def text(path):
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
 def rows(path):
-    if not path.exists() or path.stat().st_size == 0:
-        return []
-    with path.open(newline="") as f:
-        return list(csv.DictReader(f))
+    """A tucoll-bench CSV's rows that hold a measurement (a median time that is a positive number)."""
+    kept = []
+    for r in csv.DictReader(text(path).splitlines()):
+        try:
+            if r["algorithm"] and float(r["median_us"]) > 0 and int(r["nprocs"]) > 0 and int(r["size"]) >= 0:
+                kept.append(r)
+        except (KeyError, TypeError, ValueError):
+            pass
+    return kept
+
+
+def number(value, default=0.0):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return default
 
 
 def size_text(b):
@@ -30,7 +47,7 @@ def size_text(b):
 
 
 def spec(r):
-    return r["algorithm"] + (":" + r["params"] if r["params"] else "")
+    return r["algorithm"] + (":" + r["params"] if r.get("params") else "")
 
 
 def short_spec(r):
@@ -42,25 +59,28 @@ def short_spec(r):
 
 
 def tests_section(out):
-    log = out / "tests.log"
-    lines = log.read_text().splitlines() if log.exists() else []
-    keep = [l.strip() for l in lines if re.search(r"tests passed|tests failed|np 8|SKIP|\*\*\*(Failed|Timeout|Exception)", l)]
+    lines = text(out / "tests.log").splitlines()
+    keep = [l.strip() for l in lines
+            if re.search(r"tests passed|tests failed|test_ipc_gpu np|SKIP|\*\*\*(Failed|Timeout|Exception)", l)]
     return ["## Tests", ""] + [f"- {l}" for l in keep or ["no test log"]] + [""]
 
 
 def copy_limits(out):
     """{(P, block): GB/s of one device-to-device copy of P*P*block bytes}."""
     limits = {}
-    path = out / "copy_limit.txt"
-    for line in path.read_text().splitlines() if path.exists() else []:
+    for line in text(out / "copy_limit.txt").splitlines():
         f = line.split()
-        if len(f) == 5 and f[0].isdigit() and f[4] != "-":
-            limits[(int(f[0]), int(f[1]))] = float(f[4])
+        try:
+            if len(f) == 5 and float(f[4]) > 0:
+                limits[(int(f[0]), int(f[1]))] = float(f[4])
+        except ValueError:
+            pass
     return limits
 
 
 def gpu_section(out):
-    data = rows(out / "gpu_bench.csv")
+    data = sorted((r for path in sorted(out.glob("gpu_*.csv")) for r in rows(path)),
+                  key=lambda r: (r["collective"], int(r["nprocs"]), int(r["size"]), spec(r)))
     if not data:
         return ["## ipc and staged on one GPU", "", "SKIP: no GPU measurements (no GPU here)", ""]
     limits = copy_limits(out)
@@ -72,7 +92,7 @@ def gpu_section(out):
     body = []
     for r in data:
         p, block = int(r["nprocs"]), int(r["size"])
-        moved = float(r.get("total_bytes") or 0) or p * p * block
+        moved = number(r.get("total_bytes")) or p * p * block  # alltoall's CSV has no total_bytes
         us = float(r["median_us"])
         gbps = limits.get((p, block))
         limit = moved / (gbps * 1e3) if gbps else None
@@ -98,9 +118,8 @@ def modelled_starts():
 
 
 def copy_start_section(out):
-    path = out / "copy_start.txt"
-    lines = path.read_text().splitlines() if path.exists() else []
-    measured = [line.split() for line in lines if len(line.split()) == 4 and line.split()[2] != "-"]
+    measured = [f for f in (line.split() for line in text(out / "copy_start.txt").splitlines())
+                if len(f) == 4 and f[1].isdigit() and number(f[2], None) is not None and number(f[3], None) is not None]
     if not measured:
         return ["## What a copy costs to start", "", "SKIP: no GPU measurements (no GPU here)", ""]
     model = modelled_starts()
@@ -126,8 +145,7 @@ def command_text(command):
 def stages_section(out):
     """Each stage's seconds, and the commands the budget stopped or never started: where a hang
     cost the check its minutes, and which tables below are short for it."""
-    path = out / "stages.txt"
-    lines = [line.split("\t") for line in path.read_text().splitlines()] if path.exists() else []
+    lines = [line.split("\t") for line in text(out / "stages.txt").splitlines()]
     budget = next((f[1] for f in lines if f[0] == "budget" and len(f) == 2), None)
     seconds = {f[1]: int(f[2]) for f in lines if f[0] == "stage" and len(f) == 3}
     cut = {}
@@ -147,7 +165,7 @@ def stages_section(out):
 def cpu_section(out):
     data = rows(out / "cpu_bench.csv")
     if not data:
-        return ["## alltoallv on the CPU", "", "no CPU measurements (cpu_bench.csv is empty)", ""]
+        return ["## alltoallv on the CPU", "", "no CPU measurements (cpu_bench.csv holds no rows)", ""]
     p = data[0]["nprocs"]
     head = [f"## alltoallv on the CPU, {p} ranks, GPU hidden (measured)", "",
             "Uniform block sizes in [0, S]; every algorithm and auto against vendor (the MPI's own"
@@ -174,15 +192,17 @@ def main():
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seconds", type=int, default=0)
     args = ap.parse_args()
-    facts = (args.out / "facts.txt").read_text() if (args.out / "facts.txt").exists() else ""
+    facts = text(args.out / "facts.txt")
     gpu = re.search(r"^name, memory.*\n(.+)$", facts, re.M)
     where = gpu.group(1).split(",")[0] if gpu else "no GPU here: a rehearsal, GPU stages skipped"
-    stages = args.out / "stages.txt"
-    cut = sum(line.startswith(("timeout\t", "skipped\t")) for line in stages.read_text().splitlines()) if stages.exists() else 0
+    cut = sum(line.startswith(("timeout\t", "skipped\t")) for line in text(args.out / "stages.txt").splitlines())
     wall = f"Wall time {args.seconds} s." + (f" {cut} command(s) cut short by the budget: see Stages, last." if cut else "")
     lines = [f"# scripts/gpu-check.sh: {where}", "", wall, ""]
-    lines += tests_section(args.out) + gpu_section(args.out) + copy_start_section(args.out) + cpu_section(args.out)
-    lines += stages_section(args.out)
+    for section in (tests_section, gpu_section, copy_start_section, cpu_section, stages_section):
+        try:
+            lines += section(args.out)
+        except Exception as error:  # one section's unreadable file must not cost the others
+            lines += [f"## {section.__name__}: not summarised ({type(error).__name__}: {error})", ""]
     print("\n".join(lines))
 
 

@@ -19,8 +19,20 @@ SCRIPT = REPO_ROOT / "scripts" / "gpu-check.sh"
 SUMMARY = REPO_ROOT / "scripts" / "gpu-check" / "summary.py"
 PINS = REPO_ROOT / "scripts" / "gpu-check" / "carry.pins"
 
-HEADER = ("collective,algorithm,params,nprocs,ppn,dist,size,type,iters,median_us,min_us,max_us,rounds,messages,"
-          "scratch_bytes,ok,mean_us,bytes_sent,temp_bytes,staging_bytes,mapping,path,chosen,total_bytes")
+# tucoll-bench's CSV headers: alltoall's and alltoallv's columns differ (alltoallv has the blocks'
+# statistics and total_bytes).
+HEADER = {
+    "alltoall": "collective,algorithm,params,nprocs,ppn,dist,size,type,iters,median_us,min_us,max_us,rounds,"
+                "messages,scratch_bytes,ok,mean_us,bytes_sent,temp_bytes,staging_bytes,mapping,path,chosen,"
+                "algbw_GBps,busbw_GBps,from_last_exit_us",
+    "alltoallv": "collective,algorithm,params,nprocs,ppn,dist,size,type,iters,median_us,min_us,max_us,rounds,"
+                 "messages,scratch_bytes,ok,mean_us,bytes_sent,temp_bytes,staging_bytes,mapping,path,chosen,"
+                 "max_block,mean_block,busiest_mean_block,median_block,std_block,skew_block,zero_share,total_bytes,"
+                 "rank_imbalance,algbw_GBps,busbw_GBps,auto_reduction_us,from_last_exit_us",
+}
+BANNER = ("\n===================================================================================\n"
+          "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   RANK 3 PID 4242 RUNNING AT gpu\n"
+          "=   KILLED BY SIGNAL: 9 (Killed)\n")
 
 
 def test_script_parses_and_pins_every_carried_file():
@@ -33,17 +45,21 @@ def test_script_parses_and_pins_every_carried_file():
         assert any(p[2].startswith(package + "=") for p in pins), package
 
 
-def write_csv(path, rows):
+def write_csv(path, rows, tail=""):
+    """A tucoll-bench CSV of `rows` (each a dict of some columns, the rest empty), then `tail`."""
+    header = HEADER[rows[0]["collective"]].split(",")
     with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(HEADER.split(","))
+        w = csv.DictWriter(f, header)
+        w.writeheader()
         for r in rows:
-            w.writerow(r)
+            w.writerow({k: "" for k in header} | r)
+        f.write(tail)
 
 
-def row(collective, alg, params, p, size, us, ok="1", chosen="", total=""):
-    return [collective, alg, params, p, p, "uniform", size, "char", 10, us, us, us, 1, 1, 0, ok, us, 0, 0, 0,
-            "sequential", "direct", chosen or alg, total]
+def row(collective, alg, params, p, size, us, ok="1", chosen="", total=None):
+    r = dict(collective=collective, algorithm=alg, params=params, nprocs=p, ppn=p, dist="uniform", size=size,
+             median_us=us, ok=ok, chosen=chosen or alg)
+    return r if total is None else r | {"total_bytes": total}
 
 
 def test_summary_tables_against_the_copy_limit_and_the_vendor(tmp_path):
@@ -53,17 +69,24 @@ def test_summary_tables_against_the_copy_limit_and_the_vendor(tmp_path):
         "67% tests passed, 1 tests failed out of 3\ntest_ipc_gpu np 8: passed\n")
     # 4 ranks, 1 MiB blocks: 16 MiB moved; one copy of 16 MiB at 1600 GB/s takes 10.5 us.
     (tmp_path / "copy_limit.txt").write_text("4 1048576 16777216 10.49 1600.0\n")
-    (tmp_path / "copy_start.txt").write_text("kernel 0 5.10 4.80\nd2d 131072 8.25 7.90\nd2h 16 - - (failed)\n")
-    write_csv(tmp_path / "gpu_bench.csv", [
+    (tmp_path / "copy_start.txt").write_text("SKIP: no CUDA device\nkernel 0 5.10 4.80\nd2d 131072 8.25 7.90\n"
+                                             "d2h 16 - - (failed)\n")
+    # A CSV per run, as the script keeps them: alltoall moves P * P * S, alltoallv its total_bytes.
+    write_csv(tmp_path / "gpu_alltoall.4.4K.csv", [
         row("alltoall", "ipc", "copy=kernel,ipc_threshold=4096,memcpy_threshold=524288,overlap=1,uniform_check=0",
-            4, 1048576, 20.972, total=16777216),
-        row("alltoall", "staged", "inner=spreadout", 4, 1048576, 1000.0, ok="0", total=16777216),
+            4, 1048576, 20.972),
+        row("alltoall", "staged", "inner=spreadout", 4, 1048576, 1000.0, ok="0"),
     ])
+    write_csv(tmp_path / "gpu_alltoallv.4.4K.csv", [row("alltoallv", "ipc", "copy=memcpy", 4, 1048576, 10.486,
+                                                        total=8388608)])
+    # A run killed at its limit: mpiexec's banner on stdout, no rows.
+    (tmp_path / "gpu_alltoallv.4.16M.csv").write_text(BANNER)
     write_csv(tmp_path / "cpu_bench.csv", [
         row("alltoallv", "vendor", "", 16, 16, 30.0),
         row("alltoallv", "tuna", "radix=2", 16, 16, 10.0),
         row("alltoallv", "auto", "", 16, 16, 12.0, chosen="tuna:radix=4"),
-    ])
+        row("alltoallv", "pairwise", "", 16, 16, 0.0),  # no time: left out
+    ], tail=BANNER)
     out = subprocess.run([sys.executable, str(SUMMARY), "--out", str(tmp_path), "--seconds", "300"],
                          capture_output=True, text=True, check=True).stdout
     assert out.startswith("# scripts/gpu-check.sh: NVIDIA H100 80GB HBM3")
@@ -72,6 +95,8 @@ def test_summary_tables_against_the_copy_limit_and_the_vendor(tmp_path):
     ipc = next(line for line in out.splitlines() if "ipc:copy=kernel" in line)
     assert "| 4 | alltoall | 1 MiB | ipc:copy=kernel | 21.0 | 16.78 MB | 800.0 | 10.5 | 0.50 | ok |" == ipc
     assert "| WRONG |" in next(line for line in out.splitlines() if "staged:inner" in line)
+    v = next(line for line in out.splitlines() if "ipc:copy=memcpy" in line)
+    assert "| 4 | alltoallv | 1 MiB | ipc:copy=memcpy | 10.5 | 8.39 MB | 800.0 | 5.2 | 0.50 | ok |" == v
     # The copy starts beside what the simulated A100s charge (platforms.json: 4 us; 7 us + 128 KiB at 1 TB/s).
     assert "| kernel | - | 5.10 | 4.80 | 4.00 |" in out
     assert "| d2d | 128 KiB | 8.25 | 7.90 | 7.13 |" in out and "| d2h |" not in out
@@ -150,3 +175,17 @@ def test_summary_says_which_commands_the_budget_cut_short(tmp_path):
     assert "| build | 61 | - |" in out
     assert "| tests | 185 | `ctest --test-dir build -L gpu --timeout 90` stopped after 180 s |" in out
     assert "| gpu bench | 2 | `mpiexec -np 8 tucoll-bench alltoall` not started: budget spent |" in out
+
+
+def test_summary_survives_what_a_failed_run_leaves(tmp_path):
+    (tmp_path / "facts.txt").write_bytes(b"GPU: none \xff\xfe\n")
+    (tmp_path / "tests.log").write_bytes(b"\xff test_ipc_gpu np 2: TIMEOUT\n")
+    (tmp_path / "stages.txt").write_text("budget\t450\nstage\tbuild\tsixty\n")  # garbled: that section only
+    (tmp_path / "gpu_alltoall.8.4K.csv").write_text(HEADER["alltoall"] + "\nalltoall,ipc,,8\n" + BANNER)
+    (tmp_path / "cpu_bench.csv").write_text(BANNER)
+    (tmp_path / "copy_limit.txt").write_text("8 4096 262144 - -\n8 65536 x y z\n")
+    out = subprocess.run([sys.executable, str(SUMMARY), "--out", str(tmp_path)], capture_output=True, text=True,
+                         check=True).stdout
+    assert "test_ipc_gpu np 2: TIMEOUT" in out
+    assert "SKIP: no GPU measurements" in out and "no CPU measurements" in out
+    assert "## stages_section: not summarised (ValueError" in out
