@@ -138,14 +138,15 @@ cuda_args=()
 command -v nvcc >/dev/null && cuda_args=(-DTUCOLL_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$(command -v nvcc)")
 build=$work/build
 BUDGET_REAP=("^$(budget_literal "$build/bin/")" "^$(budget_literal "$mpich/bin/")")  # its programs, its MPI's launcher
+# Without a build nothing else runs: it may take all but 150 s (2 cores here: 200 s; 16 there).
 {
-  bounded 120 240 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cuda_args[@]}" \
+  bounded 120 150 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cuda_args[@]}" \
     -DMPI_C_COMPILER="$mpich/bin/mpicc" -DMPIEXEC_EXECUTABLE="$mpich/bin/mpiexec" \
     -DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_LIBRARY_PATH="$arch_lib" &&
-  bounded 300 240 cmake --build "$build" -j "$jobs" --target tucoll-bench test_ipc_gpu test_ipc_device &&
+  bounded 300 150 cmake --build "$build" -j "$jobs" --target tucoll-bench test_ipc_gpu test_ipc_device &&
   if command -v nvcc >/dev/null; then
-    bounded 120 240 nvcc -O2 -arch=sm_90 -o "$build/bin/copy_limit" "$root/scripts/gpu-check/copy_limit.cu" &&
-    bounded 120 240 nvcc -O2 -arch=sm_90 -o "$build/bin/copy_start" "$root/scripts/gpu-check/copy_start.cu"
+    bounded 120 150 nvcc -O2 -arch=sm_90 -o "$build/bin/copy_limit" "$root/scripts/gpu-check/copy_limit.cu" &&
+    bounded 120 150 nvcc -O2 -arch=sm_90 -o "$build/bin/copy_start" "$root/scripts/gpu-check/copy_start.cu"
   fi
 } > "$out/build.log" 2>&1
 build_rc=$?
