@@ -63,7 +63,12 @@ class Machine:
 
 TUNA_FIT_SOURCE = ("fitted: TuNA's {value} at P = 8192, 16 B (seed 000, V-A; ideal radix, in the one-node model), where "
                    "each of its rounds moves P / r blocks of 0 to 16 B (8 on average) that are not adjacent, packed "
-                   "on one side and unpacked on the other: its 16 B cost is per block more than per byte")
+                   "on one side and unpacked on the other: its 16 B cost is per block more than per byte. The "
+                   "seed's own implementation (github.com/KokoFan16/rbruck_alltoallv, src/tuna.cpp) also works "
+                   "out each block's place in T in every round it moves (two log() calls and a power per block), "
+                   "which this cost holds too; tucoll keeps its schedule from call to call and takes places from "
+                   "a free list (src/alltoallv/radix_schedule.h, tuna_engine.cpp), so on tucoll's TuNA it likely "
+                   "charges more per block than its code spends")
 
 MACHINE_LIST = [
     Machine("polaris", "polaris-like",
