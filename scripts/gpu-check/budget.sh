@@ -7,8 +7,8 @@
 #   budget_start SECONDS LOG    the budget from now; LOG gets the budget, a line per stage and one
 #                               per command cut short, tab-separated (summary.py's table of stages)
 #   budget_left                 seconds left
-#   stage NAME                  a new stage: its heading printed, the last one's time logged, and
-#                               budget_stage_hook run first where the caller defines one
+#   stage NAME                  a new stage: the last one's time logged, then budget_stage_hook run
+#                               where the caller defines one, then the new one's heading printed
 #   bounded CAP RESERVE CMD...  CMD under `timeout`, for CAP seconds or what is left less RESERVE,
 #                               whichever is less; not started (status 124) where what is left
 #                               less RESERVE is under BUDGET_FLOOR (5) seconds; status 124 also
@@ -34,9 +34,9 @@ budget_left() { echo $((budget_deadline - $(date +%s))); }
 
 stage() {
   local now
-  declare -F budget_stage_hook >/dev/null && budget_stage_hook  # (the check ships its results)
   now=$(date +%s)
   [ -n "$budget_stage" ] && printf 'stage\t%s\t%d\n' "$budget_stage" $((now - budget_stage_began)) >> "$budget_log"
+  declare -F budget_stage_hook >/dev/null && budget_stage_hook  # (the check ships its results, this log too)
   budget_stage=$1
   budget_stage_began=$now
   [ "$1" = end ] || printf '\n== %s (at %d s, %d s left)\n' "$1" $((now - budget_began)) $((budget_deadline - now))
