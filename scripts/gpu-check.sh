@@ -48,7 +48,6 @@ carry=$root/.gpu-carry
 pins=$root/scripts/gpu-check/carry.pins
 work=$root/build-gpu-check
 out=$work/out
-started=$(date +%s)
 . "$root/scripts/gpu-check/budget.sh"
 
 # ---- --fetch: here, with network ----------------------------------------------------------------
@@ -80,6 +79,8 @@ ship() {
   [ ! -f "$out/summary.md" ] || cp "$out/summary.md" "$OUT/summary.md"
 }
 budget_stage_hook() { ship; }
+# The summary of whatever the stages wrote, on stdout.
+summarise() { python3 "$root/scripts/gpu-check/summary.py" --out "$out" --seconds $(( $(date +%s) - budget_began )); }
 trap ship EXIT
 budget_start "${GPU_CHECK_BUDGET:-450}" "$out/stages.txt"
 jobs=$(nproc)
@@ -154,7 +155,7 @@ tail -3 "$out/build.log"
 if [ $build_rc != 0 ]; then
   echo "gpu-check: the build failed (build.log)"; tail -40 "$out/build.log"
   stage end
-  python3 "$root/scripts/gpu-check/summary.py" --out "$out" --seconds $(( $(date +%s) - started )) > "$out/summary.md"
+  summarise > "$out/summary.md"
   exit 1
 fi
 bench=$build/bin/tucoll-bench
@@ -250,5 +251,5 @@ echo "calibrate: $(ls "$out"/machine_probe.*.csv 2>/dev/null | wc -l) probes," \
 
 # ---- summary ------------------------------------------------------------------------------------
 stage summary
-python3 "$root/scripts/gpu-check/summary.py" --out "$out" --seconds $(( $(date +%s) - started )) | tee "$out/summary.md" ||
+summarise | tee "$out/summary.md" ||
   echo "gpu-check: summary.py failed; the results are in the archive" | tee -a "$out/summary.md"

@@ -138,14 +138,19 @@ def copy_start_section(out):
 
 def command_text(command):
     """A logged command without its folders, shortened: `mpiexec -np 8 test_ipc_gpu`."""
-    text = " ".join(word.rsplit("/", 1)[-1] if "/" in word else word for word in command.split())
-    return text if len(text) <= 90 else text[:87] + "..."
+    short = " ".join(word.rsplit("/", 1)[-1] if "/" in word else word for word in command.split())
+    return short if len(short) <= 90 else short[:87] + "..."
+
+
+def stage_lines(out):
+    """budget.sh's log, each line split at its tabs."""
+    return [line.split("\t") for line in text(out / "stages.txt").splitlines()]
 
 
 def stages_section(out):
     """Each stage's seconds, and the commands the budget stopped or never started: where a hang
     cost the check its minutes, and which tables below are short for it."""
-    lines = [line.split("\t") for line in text(out / "stages.txt").splitlines()]
+    lines = stage_lines(out)
     budget = next((f[1] for f in lines if f[0] == "budget" and len(f) == 2), None)
     seconds = {f[1]: int(f[2]) for f in lines if f[0] == "stage" and len(f) == 3}
     cut = {}
@@ -195,7 +200,7 @@ def main():
     facts = text(args.out / "facts.txt")
     gpu = re.search(r"^name, memory.*\n(.+)$", facts, re.M)
     where = gpu.group(1).split(",")[0] if gpu else "no GPU here: a rehearsal, GPU stages skipped"
-    cut = sum(line.startswith(("timeout\t", "skipped\t")) for line in text(args.out / "stages.txt").splitlines())
+    cut = sum(f[0] in ("timeout", "skipped") for f in stage_lines(args.out))
     wall = f"Wall time {args.seconds} s." + (f" {cut} command(s) cut short by the budget: see Stages, last." if cut else "")
     lines = [f"# scripts/gpu-check.sh: {where}", "", wall, ""]
     for section in (tests_section, gpu_section, copy_start_section, cpu_section, stages_section):
