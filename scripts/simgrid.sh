@@ -20,6 +20,7 @@ jobs=${2:-$(nproc 2>/dev/null || echo 2)}
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
 patches=$(cd "$(dirname "$0")/../sim/simgrid-patches" && pwd)
+precompiled_headers=$(cd "$(dirname "$0")" && pwd)/simgrid-pch.cmake
 shopt -s nullglob
 patch_files=("$patches"/*.patch)
 patch_sum=$(cat /dev/null "${patch_files[@]}" | sha256sum | cut -c1-16)
@@ -55,9 +56,13 @@ done
 # (15.6 min against 12.1 on 2 cores); the -g0 of the build type's flags comes after it. Debug
 # information never changes the code GCC makes, so simulated times stay what they were. From inside
 # the work directory: SimGrid's configure leaves a test program (test_stackgrowth) in the current one.
+# Its most included headers are precompiled (simgrid-pch.cmake says which and why): 8.5 min
+# against 5.5 to build here. Neither that nor the debug information changes a simulated time, so
+# neither is in the prefix's stamp.
 cd "$work"
 cmake -S "$work/simgrid-$version" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_FLAGS_RELEASE="-O3 -DNDEBUG -g0" -DCMAKE_CXX_FLAGS_RELEASE="-O3 -DNDEBUG -g0" \
+  -DCMAKE_PROJECT_INCLUDE="$precompiled_headers" \
   -DCMAKE_INSTALL_PREFIX="$prefix" -Denable_smpi=ON -Denable_python=OFF -Denable_java=OFF \
   -Denable_fortran=OFF -Denable_model-checking=OFF -Denable_documentation=OFF \
   -Denable_ns3=OFF -Denable_lua=OFF >"$work/configure.log" 2>&1 || {
