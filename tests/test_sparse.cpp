@@ -121,11 +121,25 @@ std::vector<std::string> matrices() {
     return files;
 }
 
+// The quick matrix keeps three (as it keeps three distributions): a square symmetric pattern, an
+// unsymmetric one and a wide rectangular one. Under a busy-polling MPI oversubscribed each takes
+// the same 1.7 s whatever its size (MPICH 4.0, P = 5 on 2 cores): every call waits on the scheduler.
+std::vector<std::string> matrices_under_test() {
+    std::vector<std::string> files = matrices();
+    if (quick_matrix()) {
+        const std::vector<std::string> kept = {"dwt_162.mtx", "west0132.mtx", "bibd_49_3.mtx"};
+        std::erase_if(files, [&](const std::string &path) {
+            return std::find(kept.begin(), kept.end(), path.substr(path.find_last_of('/') + 1)) == kept.end();
+        });
+    }
+    return files;
+}
+
 class SparseOnMatrix : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SparseOnMatrix, MatchesTheDenseReference) { check_everywhere("matrix:" + GetParam(), "int", 4); }
 
-INSTANTIATE_TEST_SUITE_P(SuiteSparse, SparseOnMatrix, ::testing::ValuesIn(matrices()), [](const auto &info) {
+INSTANTIATE_TEST_SUITE_P(SuiteSparse, SparseOnMatrix, ::testing::ValuesIn(matrices_under_test()), [](const auto &info) {
     const std::string &path = info.param;
     return sanitize(path.substr(path.find_last_of('/') + 1));
 });
