@@ -1,8 +1,8 @@
 # Precompiled headers for SimGrid's library, which scripts/simgrid.sh passes to SimGrid's configure
 # as CMAKE_PROJECT_INCLUDE. Why: nearly all of a SimGrid source file's compile time is its headers
-# (its compile is link-time-optimisation bytecode: no code is made until the link). Four internal
-# headers that most files include cost about 3 s to parse; a file that includes them compiled in
-# 2 to 5 s here, about 1 to 3 s with them precompiled.
+# (its compile is link-time-optimisation bytecode: no code is made until the link). These four
+# internal headers, one or more of which 243 of its 298 C++ files include, take about 3 s to parse
+# together; 12 files drawn at random compiled in 31.7 s here, in 18.9 s with them precompiled.
 #
 # What the library computes does not change: the headers are its own, each include-guarded, and
 # come first in every C++ file of the library, where no file defines a macro they read (xbt_misc.cpp

@@ -56,8 +56,8 @@ done
 # (15.6 min against 12.1 on 2 cores); the -g0 of the build type's flags comes after it. Debug
 # information never changes the code GCC makes, so simulated times stay what they were. From inside
 # the work directory: SimGrid's configure leaves a test program (test_stackgrowth) in the current one.
-# Its most included headers are precompiled (simgrid-pch.cmake says which and why): 8.5 min
-# against 5.5 to build here. Neither that nor the debug information changes a simulated time, so
+# Its most included headers are precompiled (simgrid-pch.cmake says which and why): 5.5 min to
+# build here against 8.5. Neither that nor the debug information changes a simulated time, so
 # neither is in the prefix's stamp.
 cd "$work"
 cmake -S "$work/simgrid-$version" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
