@@ -54,11 +54,11 @@ done
 # Only the library and SMPI: no bindings, no model checker, no documentation, and no debug
 # information: SimGrid's CMakeLists adds -g3 to every compile, which took a quarter of its build here
 # (15.6 min against 12.1 on 2 cores); the -g0 of the build type's flags comes after it. Debug
-# information never changes the code GCC makes, so simulated times stay what they were. From inside
-# the work directory: SimGrid's configure leaves a test program (test_stackgrowth) in the current one.
-# Its most included headers are precompiled (simgrid-pch.cmake says which and why): 5.5 min to
-# build here against 8.5. Neither that nor the debug information changes a simulated time, so
-# neither is in the prefix's stamp.
+# information never changes the code GCC makes, so simulated times stay what they were. Its most
+# included headers are precompiled (simgrid-pch.cmake says which and why): 5.5 min to build here
+# against 8.5. Neither that nor the debug information changes a simulated time, so neither is in
+# the prefix's stamp. From inside the work directory: SimGrid's configure leaves a test program
+# (test_stackgrowth) in the current one.
 cd "$work"
 cmake -S "$work/simgrid-$version" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_FLAGS_RELEASE="-O3 -DNDEBUG -g0" -DCMAKE_CXX_FLAGS_RELEASE="-O3 -DNDEBUG -g0" \
