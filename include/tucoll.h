@@ -390,8 +390,8 @@ TUCOLL_API int tucoll_comm_release_scratch(MPI_Comm comm);
    alike — call these on every process between the same collective calls, as an environment
    variable set for the whole job would. tucoll_record_stop agrees on the last calls and writes
    every manifest (collective over each recorded communicator; also done when a communicator is
-   freed and at MPI_Finalize) and ends the recording; persistent exchanges (tucoll_alltoallv_init) and the sparse exchanges are not
-   recorded. */
+   freed and at MPI_Finalize) and ends the recording. Nonblocking calls and each start of a
+   persistent exchange are recorded; the sparse exchanges are not. */
 TUCOLL_API int tucoll_record_start(const char *dir);
 TUCOLL_API int tucoll_record_stop(void);
 
