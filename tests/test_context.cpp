@@ -2,10 +2,13 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <new>
 #include <numeric>
 
+#include "allgather/allgather.h"
 #include "alltoallv/alltoallv.h"
 #include "core/context.h"
 #include "core/datatype.h"
@@ -13,6 +16,24 @@
 #include "tucoll.h"
 #include "typed_buffers.h"
 #include "workload.h"
+
+// Every operator new of this process counted (the library's and libstdc++'s too: the program's
+// definitions replace theirs), so that a test can say a call allocated nothing. Not under
+// AddressSanitizer, which replaces them itself.
+#if !defined(__SANITIZE_ADDRESS__)
+namespace {
+std::atomic<uint64_t> news{0};
+}  // namespace
+
+void *operator new(std::size_t bytes) {
+    news.fetch_add(1, std::memory_order_relaxed);
+    if (void *p = std::malloc(bytes != 0 ? bytes : 1)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void *p) noexcept { std::free(p); }
+void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+#define TUCOLL_COUNTS_NEWS 1
+#endif
 
 namespace tucoll::test {
 namespace {
@@ -119,8 +140,9 @@ TEST(Scratch, BuffersAreReusedAndGrowOnlyWhenNeeded) {
 }
 
 // Repeated calls of every algorithm with a non-contiguous type (packing on both sides), two
-// node regions (hierarchical phases) and the same sizes: after the first call nothing of the
-// data path is allocated again, and releasing the scratch makes the next call rebuild it.
+// node regions (hierarchical phases) and the same sizes: after the first call nothing is
+// allocated again (no buffer, and no operator new at all), and releasing the scratch makes the
+// next call rebuild the buffers.
 TEST(Scratch, SteadyStateCallsAllocateNoBuffers) {
     FreshComm c;
     const int p = world_size();
@@ -139,8 +161,18 @@ TEST(Scratch, SteadyStateCallsAllocateNoBuffers) {
                                          b.recv.data(), b.recvcounts.data(), b.rdispls.data(), t.recv, c.comm);
         };
         ASSERT_EQ(call(), MPI_SUCCESS) << alg.name;
+        if (alg.meta) {  // auto keeps its choice at its second call
+            ASSERT_EQ(call(), MPI_SUCCESS) << alg.name;
+        }
         const uint64_t allocations = ScratchBuffer::allocations();
+#ifdef TUCOLL_COUNTS_NEWS
+        const uint64_t before = news.load();
+#endif
         ASSERT_EQ(call(), MPI_SUCCESS) << alg.name;
+#ifdef TUCOLL_COUNTS_NEWS
+        // Nor anything else: the statistics' strings, schedules and requests keep their storage.
+        EXPECT_EQ(news.load() - before, 0u) << alg.name << ": a steady-state call ran operator new";
+#endif
         EXPECT_EQ(ScratchBuffer::allocations(), allocations) << alg.name << ": a steady-state call allocated a buffer";
         EXPECT_EQ(tucoll_comm_release_scratch(c.comm), MPI_SUCCESS);
         ASSERT_EQ(call(), MPI_SUCCESS) << alg.name;
@@ -149,6 +181,56 @@ TEST(Scratch, SteadyStateCallsAllocateNoBuffers) {
         }
     }
 }
+
+#ifdef TUCOLL_COUNTS_NEWS
+// The same for the other collectives and the nonblocking and persistent forms: after the calls
+// that settle a choice, a call runs no operator new (auto keeps its choice at its second call).
+TEST(Scratch, SteadyStateCallsOfEveryFormAllocateNothing) {
+    FreshComm c;
+    const int p = world_size();
+    std::vector<int> send(4 * p, world_rank()), recv(4 * p), counts(p, 4), displs(p);
+    for (int i = 0; i < p; ++i) displs[i] = 4 * i;
+    auto settled = [](const std::string &what, const std::function<int()> &call) {
+        for (int warm = 0; warm < 2; ++warm) ASSERT_EQ(call(), MPI_SUCCESS) << what;
+        const uint64_t before = news.load();
+        ASSERT_EQ(call(), MPI_SUCCESS) << what;
+        EXPECT_EQ(news.load() - before, 0u) << what << ": a steady-state call ran operator new";
+    };
+    for (const auto &alg : alltoallv::alltoall_registry()) {
+        settled("alltoall " + alg.name, [&] {
+            return tucoll_alltoall_with(alg.name.c_str(), send.data(), 4, MPI_INT, recv.data(), 4, MPI_INT, c.comm);
+        });
+    }
+    for (const auto &alg : allgather::allgather_registry()) {
+        settled("allgather " + alg.name, [&] {
+            return tucoll_allgather_with(alg.name.c_str(), send.data(), 4, MPI_INT, recv.data(), 4, MPI_INT, c.comm);
+        });
+    }
+    for (const auto &alg : allgather::allgatherv_registry()) {
+        settled("allgatherv " + alg.name, [&] {
+            return tucoll_allgatherv_with(alg.name.c_str(), send.data(), 4, MPI_INT, recv.data(), counts.data(),
+                                          displs.data(), MPI_INT, c.comm);
+        });
+    }
+    for (const char *spec : {"auto", "tuna:radix=2", "tuna_coalesced:radix=2"}) {
+        settled(std::string("ialltoallv ") + spec, [&] {
+            tucoll_request_t req;
+            const int rc = tucoll_ialltoallv_with(spec, send.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
+                                                  counts.data(), displs.data(), MPI_INT, c.comm, &req);
+            return rc != MPI_SUCCESS ? rc : tucoll_wait(&req);
+        });
+        tucoll_request_t plan;
+        ASSERT_EQ(tucoll_alltoallv_init_with(spec, send.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
+                                             counts.data(), displs.data(), MPI_INT, c.comm, MPI_INFO_NULL, &plan),
+                  MPI_SUCCESS);
+        settled(std::string("persistent ") + spec, [&] {
+            const int rc = tucoll_start(&plan);
+            return rc != MPI_SUCCESS ? rc : tucoll_wait(&plan);
+        });
+        EXPECT_EQ(tucoll_request_free(&plan), MPI_SUCCESS);
+    }
+}
+#endif
 
 TEST(Stats, DescribeTheLastCall) {
     const int p = world_size(), me = world_rank();

@@ -28,7 +28,7 @@ void add_pair(const Call &call, int pair, BlockList *list) {
 Task run(Context &ctx, const Call &call, const Params &, CallStats &stats) {
     const int p = ctx.size(), me = ctx.rank();
     if (p % 2 != 0) {
-        stats.path += "; odd P: ring";
+        stats.add_path("odd P: ring");
         co_return co_await ring_exchange(ctx, call, stats);
     }
     const int pairs = p / 2;

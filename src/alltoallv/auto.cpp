@@ -282,7 +282,8 @@ int choose_tuned_online(Decision &d, Choice *out) {
 int choose_without_entry(Decision &d, Choice *out) {
     std::string used;
     resolve_choice(d.scope, "vendor", "vendor", out, &used);
-    out->note = std::string(d.state.table ? "auto: empty tuning table" : "auto: no tuning table") + d.reduction_note();
+    out->note = d.state.table ? "auto: empty tuning table" : "auto: no tuning table";  // into the note's storage
+    out->note += d.reduction_note();
     return MPI_SUCCESS;
 }
 

@@ -69,7 +69,7 @@ Task run_flat_instead(Context &ctx, const Call &call, int radix, const char *why
     TunaConfig config;
     config.radix = std::min(radix, std::max(2, ctx.size()));
     if (needs_temp(ctx.size(), config)) TUCOLL_CO_TRY(co_await global_max_block(ctx, call, &config.max_block));
-    stats.path += "; fallback to tuna:radix=" + std::to_string(config.radix) + " (" + why + ")";
+    stats.add_path({"fallback to tuna:radix=", std::to_string(config.radix), " (", why, ")"});
     const FlatLayout layout(call, ctx.size(), ctx.rank());
     co_return co_await run_tuna_rounds(ctx, layout, config, stats);
 }
@@ -144,7 +144,7 @@ Task run_hierarchical(Context &ctx, const Call &call, const Params &params, Inte
     ws.bytes.assign(inter_positions, 0);
     ws.arena.reset(static_cast<int64_t>(inter_positions) * ((config.max_block + 7) / 8 * 8));
     InterNodeBlocks blocks{topo, ws.at, ws.bytes};
-    stats.path += "; " + std::to_string(nodes) + " nodes x " + std::to_string(q) + " ranks";
+    stats.add_path({std::to_string(nodes), " nodes x ", std::to_string(q), " ranks"});
 
     const NodeLayout layout(ctx, call, blocks, ws.arena, config.max_block);
     TUCOLL_CO_TRY(co_await run_tuna_rounds(ctx, layout, config, stats));

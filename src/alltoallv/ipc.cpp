@@ -321,7 +321,7 @@ void copy_into_node(Context &ctx, const Call &call, const Settings &s, ipc::Back
 // cannot serve with an MPI that does not take them.
 Task run_staged(Context &ctx, const Call &call, IpcWorkspace &ws, const char *why, CallStats &stats) {
     if (ws.staged.spec.empty()) TUCOLL_CO_TRY(resolve_spec(registry(), "staged", ctx.scope(), &ws.staged));
-    stats.add_path(std::string("ipc: ") + why + ": staged");
+    stats.add_path({"ipc: ", why, ": staged"});
     co_return co_await registry()[ws.staged.index].run(ctx, call, ws.staged.params, stats);
 }
 
@@ -451,7 +451,7 @@ Task run(Context &ctx, const Call &call, const Params &params, CallStats &stats)
         if (ws.usable == 0) co_return co_await run(ctx, call, params, stats);
     }
     if (n.any_staging) co_return co_await run_staged(ctx, call, ws, "mixed or managed memory", stats);
-    stats.add_path(std::string("ipc ") + backend.name() + (uniform >= 0 ? ", uniform" : ""));
+    stats.add_path({"ipc ", backend.name(), uniform >= 0 ? ", uniform" : ""});
 
     if (s.overlap) post_messages(ctx, call, s, slots, /*remote=*/true, stats);
     post_messages(ctx, call, s, slots, /*remote=*/false, stats);

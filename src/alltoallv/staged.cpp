@@ -84,7 +84,7 @@ Task run(Context &ctx, const Call &call, const Params &params, CallStats &stats)
     const Call host{call.typed, send, call.scounts, ws.sdispls.data(), recv, call.rcounts, ws.rdispls.data(),
                     call.known_max_block, call.uniform};
     const Algorithm &inner = registry()[ws.inner.index];
-    stats.add_path("staged through host memory: " + ws.inner.spec);
+    stats.add_path({"staged through host memory: ", ws.inner.spec});
     const int rc = co_await inner.run(ctx, host, ws.inner.params, stats);
     // The inner exchange's requests complete before its results are copied back.
     ctx.requests().fault(rc);

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 namespace tucoll {
 
@@ -28,11 +30,13 @@ struct CallStats {
         inter_region_messages = 0;
     }
 
-    // Appends one step of how the call ran to `path` ("direct; ipc host").
-    void add_path(const std::string &how) {
+    // Appends one step of how the call ran to `path` ("direct; ipc host"), made of `parts`, into
+    // the storage `path` keeps (a temporary string past 15 characters would allocate every call).
+    void add_path(std::initializer_list<std::string_view> parts) {
         if (!path.empty()) path += "; ";
-        path += how;
+        for (std::string_view part : parts) path += part;
     }
+    void add_path(std::string_view how) { add_path({how}); }
 
     // Book-keeping for one point-to-point data message of `bytes` bytes.
     void count_send(int64_t bytes) {
