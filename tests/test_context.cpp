@@ -2,6 +2,7 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <functional>
@@ -229,6 +230,19 @@ TEST(Scratch, SteadyStateCallsOfEveryFormAllocateNothing) {
         });
         EXPECT_EQ(tucoll_request_free(&plan), MPI_SUCCESS);
     }
+    // Calls that alternate between TuNA's shapes (radices; the node ring and the flat one) keep
+    // every schedule they ran.
+    const std::string other_radix = "tuna:radix=" + std::to_string(std::max(2, std::min(p, 3)));
+    settled("tuna alternating radices", [&] {
+        int rc = MPI_SUCCESS;
+        for (const char *spec : {"tuna:radix=2", other_radix.c_str(), "tuna_coalesced:radix=2"}) {
+            if (rc == MPI_SUCCESS) {
+                rc = tucoll_alltoallv_with(spec, send.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
+                                           counts.data(), displs.data(), MPI_INT, c.comm);
+            }
+        }
+        return rc;
+    });
 }
 #endif
 

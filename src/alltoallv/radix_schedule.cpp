@@ -17,6 +17,16 @@ RadixSchedule::RadixSchedule(int n, int radix) : n_(n), r_(radix), w_(0) {
             rounds_.push_back({x, z, distance});
         }
     }
+    lowest_.assign(n_, 0);
+    highest_.assign(n_, 0);
+    for (int slot = 1; slot < n_; ++slot) {
+        int x = 0;
+        while (digit(slot, x) == 0) ++x;
+        lowest_[slot] = static_cast<uint8_t>(x);
+        x = w_ - 1;
+        while (digit(slot, x) == 0) --x;
+        highest_[slot] = static_cast<uint8_t>(x);
+    }
     int held = 0;
     std::vector<int> slots;
     for (const Round &round : rounds_) {
@@ -31,18 +41,6 @@ RadixSchedule::RadixSchedule(int n, int radix) : n_(n), r_(radix), w_(0) {
         peak_ = std::max(peak_, held + staying);
         held += starting - leaving;
     }
-}
-
-int RadixSchedule::lowest_digit(int slot) const {
-    int x = 0;
-    while (digit(slot, x) == 0) ++x;
-    return x;
-}
-
-int RadixSchedule::highest_digit(int slot) const {
-    int x = w_ - 1;
-    while (digit(slot, x) == 0) --x;
-    return x;
 }
 
 void RadixSchedule::slots_of(const Round &round, std::vector<int> *out) const {

@@ -11,9 +11,30 @@
 namespace tucoll::alltoallv {
 namespace {
 
+// The schedules of the shapes (ring size, radix) run on a communicator, shared by its
+// operations, so that calls that alternate between shapes (auto's choices, the node ring of the
+// hierarchical variants and flat TuNA's) build none again. A schedule holds O(n) bytes.
+struct Schedules {
+    static constexpr size_t kKept = 8;
+    std::vector<std::shared_ptr<const RadixSchedule>> kept;  // the most recently used last
+
+    std::shared_ptr<const RadixSchedule> get(int n, int radix) {
+        for (auto it = kept.begin(); it != kept.end(); ++it) {
+            if ((*it)->ring_size() == n && (*it)->radix() == radix) {
+                std::rotate(it, it + 1, kept.end());
+                return kept.back();
+            }
+        }
+        if (kept.size() == kKept) kept.erase(kept.begin());  // an operation using it keeps its own
+        kept.reserve(kKept);
+        kept.push_back(std::make_shared<const RadixSchedule>(n, radix));
+        return kept.back();
+    }
+};
+
 // What the engine reuses from call to call on a communicator (no allocation in steady state).
 struct EngineWorkspace {
-    std::unique_ptr<RadixSchedule> schedule;
+    std::shared_ptr<const RadixSchedule> schedule;  // this operation's, held while it runs
     ScratchBuffer temp;               // T
     std::vector<int> where;           // per slot: its position in T, or -1 while it holds none
     std::vector<int> free_positions;  // positions of T holding nothing, as a stack
@@ -23,9 +44,9 @@ struct EngineWorkspace {
     BlockList out, in;
     std::vector<BlockList> lists;     // direct-only rounds
 
-    const RadixSchedule &schedule_for(int n, int radix) {
+    const RadixSchedule &schedule_for(Context &ctx, int n, int radix) {
         if (!schedule || schedule->ring_size() != n || schedule->radix() != radix) {
-            schedule = std::make_unique<RadixSchedule>(n, radix);
+            schedule = ctx.state<Schedules>().get(n, radix);
         }
         return *schedule;
     }
@@ -42,7 +63,7 @@ class Rounds {
   public:
     Rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats)
         : ctx_(ctx), reqs_(ctx.requests()), layout_(layout), config_(config), stats_(stats),
-          ws_(ctx.workspace<EngineWorkspace>()), schedule_(ws_.schedule_for(layout.ring_size(), config.radix)),
+          ws_(ctx.workspace<EngineWorkspace>()), schedule_(ws_.schedule_for(ctx, layout.ring_size(), config.radix)),
           n_(layout.ring_size()), me_(layout.ring_index()), groups_(layout.groups()), block_(config.max_block) {}
 
     // The rounds, in the order run_tuna_rounds takes them.
