@@ -29,15 +29,37 @@ namespace {
 
 constexpr const char *kFn = "tucoll_alltoallv";
 
+// `ipc` as auto runs it on device buffers, resolved once per communicator and collective
+// (alltoallv's registry and alltoall's).
+struct DeviceAuto {
+    const Registry<Algorithm> *entries[2] = {nullptr, nullptr};
+    Selection ipc[2];
+};
+
+int device_auto(Context &ctx, const Registry<Algorithm> &entries, const Selection **ipc) {
+    DeviceAuto &kept = ctx.state<DeviceAuto>();
+    for (int i = 0; i < 2; ++i) {
+        if (kept.entries[i] == nullptr) {
+            TUCOLL_TRY(resolve_spec(entries, "ipc", ctx.scope(), &kept.ipc[i]));
+            kept.entries[i] = &entries;
+        }
+        if (kept.entries[i] == &entries) {
+            *ipc = &kept.ipc[i];
+            return MPI_SUCCESS;
+        }
+    }
+    return failf(MPI_ERR_INTERN, "auto on device buffers: a third registry");
+}
+
 // The entry that runs on device buffers in place of `alg`: `auto` takes `ipc` (which copies
 // within the node and stages what copies cannot serve: alltoallv/ipc.cpp); an algorithm that
 // reads or copies the buffers on the host is refused.
 int device_choice(Context &ctx, const Registry<Algorithm> &entries, const Algorithm &alg, const Prepared &prep,
-                  const char *fn, Selection *ipc) {
+                  const char *fn, const Selection **ipc) {
     if (!prep.send_type.contiguous || !prep.recv_type.contiguous) {
         return failf(MPI_ERR_TYPE, "%s: device buffers need contiguous datatypes (no packing on the GPU)", fn);
     }
-    if (alg.meta) return resolve_spec(entries, "ipc", ctx.scope(), ipc);
+    if (alg.meta) return device_auto(ctx, entries, ipc);
     const bool accepted =
         alg.name == "ipc" || alg.name == "staged" || (alg.typed && ipc::mpi_takes_device_buffers());
     if (!accepted) {
@@ -259,8 +281,9 @@ struct Alltoallv {
         if (prep.device) {
             // Decided locally from the buffers, before auto's reduction: the ranks of a
             // correct program all pass device buffers or none.
-            const int rc = device_choice(ctx, entries(a), entries(a)[selected.index], prep, function(a), &out->selection);
-            if (rc == MPI_SUCCESS && !entries(a)[selected.index].meta) out->kept_selection = &selected;
+            const Selection *ipc = nullptr;
+            const int rc = device_choice(ctx, entries(a), entries(a)[selected.index], prep, function(a), &ipc);
+            if (rc == MPI_SUCCESS) out->kept_selection = ipc != nullptr ? ipc : &selected;
             return Task::finished(rc);
         }
         if (const ChooseFn choose = entries(a)[selected.index].choose) return choose(ctx, a, prep.send_type.size, out);

@@ -41,7 +41,11 @@ int check_disjoint(const char *fn, const char *what, const int *counts, const in
     for (int i = 0; i < n; ++i) {
         if (counts[i] > 0) order.push_back(i);
     }
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return displs[a] < displs[b]; });
+    // Blocks usually lie in rank order: checked in one pass, sorted only when they do not.
+    auto by_displacement = [&](int a, int b) { return displs[a] < displs[b]; };
+    if (!std::is_sorted(order.begin(), order.end(), by_displacement)) {
+        std::sort(order.begin(), order.end(), by_displacement);
+    }
     for (size_t k = 1; k < order.size(); ++k) {
         const int a = order[k - 1], b = order[k];
         if (static_cast<int64_t>(displs[a]) + counts[a] > displs[b]) {
