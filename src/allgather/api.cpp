@@ -21,7 +21,11 @@ namespace {
 struct ByteView {
     std::vector<int64_t> elements, element_displs, counts, displs;
     ScratchBuffer pack;
-    std::vector<int> order;       // check_disjoint's scratch
+};
+
+// What the argument checks reuse (Context::call_scratch: they run before the engine's lock).
+struct CheckScratch {
+    std::vector<int> order;         // check_disjoint's
     std::vector<int64_t> expected;  // TUCOLL_CHECK=global
 };
 
@@ -115,7 +119,7 @@ struct Allgather {
         if (a.vector && prep->recv_type.size > 0) {
             // Overlapping blocks are erroneous, and a forwarding algorithm would spread whichever
             // copy won on each rank: different contents everywhere, with no error.
-            TUCOLL_TRY(check_disjoint(fn, "recvbuf", a.recvcounts, a.rdispls, p, ctx.workspace<ByteView>().order));
+            TUCOLL_TRY(check_disjoint(fn, "recvbuf", a.recvcounts, a.rdispls, p, ctx.call_scratch<CheckScratch>().order));
         }
         const int64_t recv_total = a.vector ? total_bytes(a.recvcounts, p, prep->recv_type.size)
                                             : static_cast<int64_t>(*a.recvcounts) * p * prep->recv_type.size;
@@ -141,7 +145,7 @@ struct Allgather {
 
     static int check_consistency(Context &ctx, const Args &a, const Prepared &prep) {
         const int p = ctx.size(), me = ctx.rank();
-        std::vector<int64_t> &expected = ctx.workspace<ByteView>().expected;
+        std::vector<int64_t> &expected = ctx.call_scratch<CheckScratch>().expected;
         expected.resize(p);
         for (int j = 0; j < p; ++j) expected[j] = static_cast<int64_t>(a.vector ? a.recvcounts[j] : *a.recvcounts) * prep.recv_type.size;
         const int64_t sent = prep.in_place ? expected[me] : static_cast<int64_t>(a.sendcount) * prep.send_type.size;

@@ -124,7 +124,7 @@ int alltoall(Mode mode, const char *spec, const void *sendbuf, int sendcount, MP
     if (recvcount < 0) return failf(MPI_ERR_COUNT, "%s: recvcount %d < 0", fn, recvcount);
     Context *ctx = nullptr;
     TUCOLL_TRY(prefix_error(Context::get(comm, &ctx), fn));
-    UniformView &view = ctx->state<UniformView>();
+    UniformView &view = ctx->call_scratch<UniformView>();  // in this thread, before the engine's lock
     MPI_Datatype stype = sendtype, rtype = recvtype;
     if (sendbuf != MPI_IN_PLACE) TUCOLL_TRY(prefix_error(view.send.describe(ctx->size(), sendcount, sendtype, &stype), fn));
     TUCOLL_TRY(prefix_error(view.recv.describe(ctx->size(), recvcount, recvtype, &rtype), fn));

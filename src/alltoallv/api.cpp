@@ -73,9 +73,13 @@ int device_choice(Context &ctx, const Registry<Algorithm> &entries, const Algori
 struct ByteView {
     ScratchBuffer pack_send, pack_recv;  // packed forms of non-contiguous datatypes
     std::vector<int64_t> scounts, sdispls, rcounts, rdispls;
-    std::vector<int64_t> sent, expected;  // TUCOLL_CHECK=global
-    std::optional<Call> call;             // what the algorithm runs on, as long as it runs
-    Choice choice;                        // what decide() gave for this call
+    std::optional<Call> call;  // what the algorithm runs on, as long as it runs
+    Choice choice;             // what decide() gave for this call
+};
+
+// What TUCOLL_CHECK=global's check reuses (Context::call_scratch).
+struct CheckScratch {
+    std::vector<int64_t> sent, expected;
 };
 
 // One side of the byte view: used in place when the datatype is contiguous, else packed.
@@ -254,7 +258,7 @@ struct Alltoallv {
     }
 
     static int check_consistency(Context &ctx, const Args &a, const Prepared &prep) {
-        ByteView &view = ctx.workspace<ByteView>();
+        CheckScratch &view = ctx.call_scratch<CheckScratch>();  // before the engine's lock
         const int *scounts = prep.in_place ? a.recvcounts : a.sendcounts;
         view.sent.resize(ctx.size());
         view.expected.resize(ctx.size());

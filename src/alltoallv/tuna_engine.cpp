@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/copy.h"
@@ -11,24 +12,36 @@
 namespace tucoll::alltoallv {
 namespace {
 
-// The schedules of the shapes (ring size, radix) run on a communicator, shared by its
-// operations, so that calls that alternate between shapes (auto's choices, the node ring of the
-// hierarchical variants and flat TuNA's) build none again. A schedule holds O(n) bytes.
-struct Schedules {
-    static constexpr size_t kKept = 8;
-    std::vector<std::shared_ptr<const RadixSchedule>> kept;  // the most recently used last
+// The schedules of the last shapes (ring size, radix) run in this process, shared by its
+// communicators and their operations, so that calls that alternate between shapes (auto's
+// choices, the node ring of the hierarchical variants and flat TuNA's) build none again. A
+// schedule holds 2n bytes and depends on nothing else; under SimGrid every simulated rank shares
+// it. Asked only when an operation's shape changes; a mutex, since operations of different
+// communicators may run in different threads.
+class Schedules {
+  public:
+    static std::shared_ptr<const RadixSchedule> get(int n, int radix) {
+        static Schedules instance;
+        std::lock_guard<std::mutex> lock(instance.mutex_);
+        return instance.find_or_build(n, radix);
+    }
 
-    std::shared_ptr<const RadixSchedule> get(int n, int radix) {
-        for (auto it = kept.begin(); it != kept.end(); ++it) {
+  private:
+    static constexpr size_t kKept = 8;
+    std::mutex mutex_;
+    std::vector<std::shared_ptr<const RadixSchedule>> kept_;  // the most recently used last
+
+    std::shared_ptr<const RadixSchedule> find_or_build(int n, int radix) {
+        for (auto it = kept_.begin(); it != kept_.end(); ++it) {
             if ((*it)->ring_size() == n && (*it)->radix() == radix) {
-                std::rotate(it, it + 1, kept.end());
-                return kept.back();
+                std::rotate(it, it + 1, kept_.end());
+                return kept_.back();
             }
         }
-        if (kept.size() == kKept) kept.erase(kept.begin());  // an operation using it keeps its own
-        kept.reserve(kKept);
-        kept.push_back(std::make_shared<const RadixSchedule>(n, radix));
-        return kept.back();
+        if (kept_.size() == kKept) kept_.erase(kept_.begin());  // an operation using it keeps its own
+        kept_.reserve(kKept);
+        kept_.push_back(std::make_shared<const RadixSchedule>(n, radix));
+        return kept_.back();
     }
 };
 
@@ -44,9 +57,9 @@ struct EngineWorkspace {
     BlockList out, in;
     std::vector<BlockList> lists;     // direct-only rounds
 
-    const RadixSchedule &schedule_for(Context &ctx, int n, int radix) {
+    const RadixSchedule &schedule_for(int n, int radix) {
         if (!schedule || schedule->ring_size() != n || schedule->radix() != radix) {
-            schedule = ctx.state<Schedules>().get(n, radix);
+            schedule = Schedules::get(n, radix);
         }
         return *schedule;
     }
@@ -63,7 +76,7 @@ class Rounds {
   public:
     Rounds(Context &ctx, const TunaLayout &layout, const TunaConfig &config, CallStats &stats)
         : ctx_(ctx), reqs_(ctx.requests()), layout_(layout), config_(config), stats_(stats),
-          ws_(ctx.workspace<EngineWorkspace>()), schedule_(ws_.schedule_for(ctx, layout.ring_size(), config.radix)),
+          ws_(ctx.workspace<EngineWorkspace>()), schedule_(ws_.schedule_for(layout.ring_size(), config.radix)),
           n_(layout.ring_size()), me_(layout.ring_index()), groups_(layout.groups()), block_(config.max_block) {}
 
     // The rounds, in the order run_tuna_rounds takes them.

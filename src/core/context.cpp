@@ -234,6 +234,7 @@ void Context::release_scratch() {
     blocking_.scratch().clear();
     idle_pending_.clear();
     state_.clear();
+    call_scratch_.clear();
 }
 
 Pending *Context::acquire_pending() {

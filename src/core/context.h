@@ -147,6 +147,16 @@ class Context {
     W &state() {
         return state_.get<W>();
     }
+    // An object of type W for what a call's argument checks and preparation reuse in the
+    // calling thread (check_disjoint's order, TUCOLL_CHECK=global's sizes, alltoall's uniform
+    // counts). Neither the running operation's workspace nor the shared state: they run before
+    // the call takes the engine's lock, while a progress thread may be advancing another of the
+    // communicator's operations (which it makes the active one) and using the state. MPI lets one
+    // thread at a time call a collective on a communicator, so nothing else touches these.
+    template <class W>
+    W &call_scratch() {
+        return call_scratch_.get<W>();
+    }
     // Frees every workspace and state (tucoll_comm_release_scratch); they are rebuilt on the
     // next call.
     void release_scratch();
@@ -229,6 +239,7 @@ class Context {
     void *window_memory_ = nullptr;  // MPI_Alloc_mem'd memory under MPI_Win_create, where used
     size_t window_bytes_ = 0;
     Workspaces state_;
+    Workspaces call_scratch_;
     record::RecorderPtr recorder_;
     uint64_t created_ = 0;  // creation order, for releasing contexts alike on every rank
     bool retired_ = false;  // the program's communicator is freed; persistent plans hold it
