@@ -29,28 +29,6 @@ namespace {
 
 constexpr const char *kFn = "tucoll_alltoallv";
 
-// `ipc` as auto runs it on device buffers, resolved once per communicator and collective
-// (alltoallv's registry and alltoall's).
-struct DeviceAuto {
-    const Registry<Algorithm> *entries[2] = {nullptr, nullptr};
-    Selection ipc[2];
-};
-
-int device_auto(Context &ctx, const Registry<Algorithm> &entries, const Selection **ipc) {
-    DeviceAuto &kept = ctx.state<DeviceAuto>();
-    for (int i = 0; i < 2; ++i) {
-        if (kept.entries[i] == nullptr) {
-            TUCOLL_TRY(resolve_spec(entries, "ipc", ctx.scope(), &kept.ipc[i]));
-            kept.entries[i] = &entries;
-        }
-        if (kept.entries[i] == &entries) {
-            *ipc = &kept.ipc[i];
-            return MPI_SUCCESS;
-        }
-    }
-    return failf(MPI_ERR_INTERN, "auto on device buffers: a third registry");
-}
-
 // The entry that runs on device buffers in place of `alg`: `auto` takes `ipc` (which copies
 // within the node and stages what copies cannot serve: alltoallv/ipc.cpp); an algorithm that
 // reads or copies the buffers on the host is refused.
@@ -59,7 +37,7 @@ int device_choice(Context &ctx, const Registry<Algorithm> &entries, const Algori
     if (!prep.send_type.contiguous || !prep.recv_type.contiguous) {
         return failf(MPI_ERR_TYPE, "%s: device buffers need contiguous datatypes (no packing on the GPU)", fn);
     }
-    if (alg.meta) return device_auto(ctx, entries, ipc);
+    if (alg.meta) return ctx.select(entries, "ipc", ipc);  // resolved once per communicator, then kept
     const bool accepted =
         alg.name == "ipc" || alg.name == "staged" || (alg.typed && ipc::mpi_takes_device_buffers());
     if (!accepted) {
